@@ -1,0 +1,4 @@
+import { Foundation1763769600000 } from './1763769600000-Foundation.js';
+
+/** Every migration, in the order it runs. A new migration is added at the end. */
+export const MIGRATIONS = [Foundation1763769600000];

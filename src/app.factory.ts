@@ -1,0 +1,48 @@
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { INestApplicationContext } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { Logger } from 'nestjs-pino';
+import { AppModule } from './app.module.js';
+import { requestIdMiddleware } from './common/http/request-id.middleware.js';
+import type { AppConfig } from './config/app-config.js';
+import { metricsMiddleware } from './metrics/metrics.middleware.js';
+
+export const BODY_LIMIT = '1mb';
+
+/** The HTTP application, configured identically for `npm start`, the e2e tests and the benchmarks. */
+export async function createHttpApp(config: AppConfig): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bufferLogs: true, bodyParser: false });
+  app.useLogger(app.get(Logger));
+  app.disable('x-powered-by');
+  // Before the body parsers, so that a request refused while parsing still has an id.
+  app.use(requestIdMiddleware);
+  app.use(metricsMiddleware);
+  app.useBodyParser('json', { limit: BODY_LIMIT });
+  app.useBodyParser('urlencoded', { limit: BODY_LIMIT, extended: false });
+  app.enableShutdownHooks();
+  setupOpenApi(app, config);
+  return app;
+}
+
+/** A process without HTTP that runs the queue processors (APP_ROLE=worker). */
+export async function createWorkerContext(config: AppConfig): Promise<INestApplicationContext> {
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { bufferLogs: true });
+  app.useLogger(app.get(Logger));
+  app.enableShutdownHooks();
+  return app;
+}
+
+function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Workflow Automation Service')
+      .setDescription('Conversational workflows, triggers, executions, analytics and signed webhooks. Every `/v1` route takes `Authorization: Bearer <API key | OAuth token | JWT>`.')
+      .setVersion('1')
+      .addServer(config.publicBaseUrl)
+      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key, OAuth 2.0 access token or JWT' })
+      .build(),
+  );
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', yamlDocumentUrl: 'openapi.yaml' });
+}

@@ -1,0 +1,53 @@
+import { BullModule } from '@nestjs/bull';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { LoggerModule } from 'nestjs-pino';
+import { AuthModule } from './auth/auth.module.js';
+import { AccessGuard } from './auth/guards/access.guard.js';
+import { AuthenticationGuard } from './auth/guards/authentication.guard.js';
+import { ErrorEnvelopeFilter } from './common/errors/error-envelope.filter.js';
+import { createValidationPipe } from './common/errors/validation.pipe.js';
+import { loggerOptions } from './common/http/logger.options.js';
+import type { AppConfig } from './config/app-config.js';
+import { ConfigModule } from './config/config.module.js';
+import { dataSourceOptions } from './database/data-source.options.js';
+import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
+import { PetsModule } from './pets/pets.module.js';
+import { RedisModule } from './redis/redis.module.js';
+import { WorkflowsModule } from './workflows/workflows.module.js';
+
+@Module({})
+export class AppModule {
+  /**
+   * The whole service for one configuration. Modules with queue processors add a worker
+   * module to `workerModules`, loaded only when APP_ROLE is worker or all.
+   */
+  static forRoot(config: AppConfig): DynamicModule {
+    const workerModules: DynamicModule['imports'] = [];
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggerModule.forRoot(loggerOptions(config)),
+        TypeOrmModule.forRoot({ ...dataSourceOptions(config), retryAttempts: 3, retryDelay: 1000 }),
+        BullModule.forRoot({ url: config.redisUrl, prefix: `${config.redisKeyPrefix}:bull` }),
+        RedisModule,
+        AuthModule,
+        HealthModule,
+        MetricsModule,
+        WorkflowsModule,
+        PetsModule,
+        ...(config.runsWorkers ? workerModules : []),
+      ],
+      providers: [
+        { provide: APP_PIPE, useFactory: createValidationPipe },
+        { provide: APP_FILTER, useClass: ErrorEnvelopeFilter },
+        // In order: who is calling, then may they do this.
+        { provide: APP_GUARD, useExisting: AuthenticationGuard },
+        { provide: APP_GUARD, useExisting: AccessGuard },
+      ],
+    };
+  }
+}

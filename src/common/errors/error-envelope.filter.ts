@@ -1,0 +1,69 @@
+import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { InternalError, InvalidRequestError, PayloadTooLargeError, RouteNotFoundError } from './common.errors.js';
+import { DomainError } from './domain-error.js';
+
+/** Paths whose clients expect the sample pet-store envelope `{code, message}` instead of `{error}`. */
+const PET_STORE_PATH = /^\/pet(\/|$)/;
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  limit?: number;
+}
+
+/**
+ * The one place where failures become HTTP responses. Domain errors are rendered as they are;
+ * framework and parser errors are mapped to the specification's codes; anything else is a 500
+ * carrying the request id, with the cause logged and nothing internal in the body.
+ */
+@Catch()
+export class ErrorEnvelopeFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ErrorEnvelopeFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') throw exception;
+    const req = host.switchToHttp().getRequest<Request>();
+    const res = host.switchToHttp().getResponse<Response>();
+    const error = this.toDomainError(exception, req);
+
+    if (error.status >= 500) {
+      this.logger.error({ err: exception, requestId: req.id, path: req.originalUrl }, 'Request failed');
+    }
+    if (res.headersSent) return;
+
+    if (error.extra.retryAfter !== undefined) res.setHeader('Retry-After', String(error.extra.retryAfter));
+    res.status(error.status);
+    if (PET_STORE_PATH.test(req.path)) {
+      res.json({ code: error.status, message: error.message });
+    } else {
+      res.json({ error: error.toBody() });
+    }
+  }
+
+  private toDomainError(exception: unknown, req: Request): DomainError {
+    if (exception instanceof DomainError) return exception;
+
+    // Nest wraps body-parser's errors in an HttpException; the cause tells what went wrong.
+    const parserError = (exception instanceof HttpException ? exception.cause : exception) as BodyParserError | undefined;
+    if (parserError?.type === 'entity.too.large') return new PayloadTooLargeError(formatBytes(parserError.limit));
+    if (parserError?.type === 'entity.parse.failed') return new InvalidRequestError('The request body is not valid JSON');
+    if (typeof parserError?.type === 'string' && parserError.type.endsWith('.unsupported')) {
+      return new InvalidRequestError('The request body encoding is not supported');
+    }
+
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      if (status === 404) return new RouteNotFoundError(req.method, req.path);
+      if (status === 413) return new PayloadTooLargeError('configured');
+      if (status === 400) return new InvalidRequestError('The request is malformed');
+      if (status < 500) return new DomainError(`HTTP_${status}`, status, exception.message);
+    }
+    return new InternalError(typeof req.id === 'string' ? req.id : undefined);
+  }
+}
+
+function formatBytes(limit: number | undefined): string {
+  if (!limit) return 'configured';
+  return limit % 1024 === 0 ? `${limit / 1024} KiB` : `${limit} bytes`;
+}

@@ -1,0 +1,82 @@
+import { applyDecorators, type Type } from '@nestjs/common';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+
+export class ErrorBodyDto {
+  @ApiProperty({ example: 'WORKFLOW_NOT_FOUND' }) code: string;
+  @ApiProperty() message: string;
+  @ApiPropertyOptional() details?: string;
+  @ApiPropertyOptional({ description: 'Dot path of the offending request field', example: 'configuration.nodes[0].content' }) field?: string;
+  @ApiPropertyOptional({ description: 'Seconds to wait (rate limit only)' }) retry_after?: number;
+}
+
+export class ErrorEnvelopeDto {
+  @ApiProperty({ type: ErrorBodyDto }) error: ErrorBodyDto;
+}
+
+export class PaginationDto {
+  @ApiProperty() page: number;
+  @ApiProperty() limit: number;
+  @ApiProperty() total: number;
+  @ApiProperty() pages: number;
+}
+
+export class MessageEnvelopeDto {
+  @ApiProperty() message: string;
+}
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid request (INVALID_REQUEST, MISSING_REQUIRED_FIELD or a domain code), with `field`',
+  401: 'MISSING_AUTHENTICATION, INVALID_API_KEY or INVALID_TOKEN',
+  403: 'INSUFFICIENT_PERMISSIONS or SCOPE_INSUFFICIENT',
+  404: 'The resource does not exist in the caller\'s organization',
+  409: 'Conflict with an existing resource or its state',
+  413: 'PAYLOAD_TOO_LARGE',
+  422: 'Semantically invalid request',
+  429: 'RATE_LIMIT_EXCEEDED',
+  500: 'INTERNAL_ERROR',
+};
+
+/** Documents error responses with the envelope schema. */
+export function ApiErrors(...statuses: number[]) {
+  return applyDecorators(
+    ...statuses.map((status) =>
+      ApiResponse({ status, description: ERROR_DESCRIPTIONS[status] ?? 'Error', type: ErrorEnvelopeDto }),
+    ),
+  );
+}
+
+/** Documents a `{data: Model}` success response. */
+export function ApiData(model: Type<unknown>, status = 200, description = 'OK') {
+  return applyDecorators(
+    ApiExtraModels(model),
+    ApiResponse({
+      status,
+      description,
+      schema: { type: 'object', required: ['data'], properties: { data: { $ref: getSchemaPath(model) } } },
+    }),
+  );
+}
+
+/** Documents a `{data: [Model], pagination}` list response. */
+export function ApiPage(model: Type<unknown>) {
+  return applyDecorators(
+    ApiExtraModels(model, PaginationDto),
+    ApiResponse({
+      status: 200,
+      description: 'A page of results, newest first',
+      schema: {
+        type: 'object',
+        required: ['data', 'pagination'],
+        properties: {
+          data: { type: 'array', items: { $ref: getSchemaPath(model) } },
+          pagination: { $ref: getSchemaPath(PaginationDto) },
+        },
+      },
+    }),
+  );
+}
+
+/** Documents a `{message}` deletion response. */
+export function ApiDeleted() {
+  return ApiResponse({ status: 200, description: 'Deleted', type: MessageEnvelopeDto });
+}

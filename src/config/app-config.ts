@@ -1,0 +1,47 @@
+import { EnvVars, validateEnv, type AppRole, type LogLevel } from './env.schema.js';
+
+/** The typed, validated configuration every module receives through DI. */
+export class AppConfig {
+  readonly port: number;
+  readonly databaseUrl: string;
+  readonly redisUrl: string;
+  readonly redisKeyPrefix: string;
+  readonly role: AppRole;
+  readonly publicBaseUrl: string;
+  readonly bootstrapApiKey?: string;
+  readonly jwtAudience?: string;
+  readonly tokenSigningKey?: string;
+  readonly webhookAllowPrivateTargets: boolean;
+  readonly rateLimitsEnabled: boolean;
+  readonly logLevel: LogLevel;
+  readonly authCacheTtlMs: number;
+
+  constructor(env: EnvVars) {
+    this.port = env.PORT;
+    this.databaseUrl = env.DATABASE_URL;
+    this.redisUrl = env.REDIS_URL;
+    this.redisKeyPrefix = env.REDIS_KEY_PREFIX;
+    this.role = env.APP_ROLE;
+    this.publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
+    this.bootstrapApiKey = env.BOOTSTRAP_API_KEY;
+    this.jwtAudience = env.JWT_AUDIENCE;
+    this.tokenSigningKey = env.TOKEN_SIGNING_KEY;
+    this.webhookAllowPrivateTargets = env.WEBHOOK_ALLOW_PRIVATE_TARGETS;
+    this.rateLimitsEnabled = env.RATE_LIMITS_ENABLED;
+    this.logLevel = env.LOG_LEVEL;
+    this.authCacheTtlMs = env.AUTH_CACHE_TTL_SECONDS * 1000;
+  }
+
+  get servesHttp(): boolean {
+    return this.role === 'api' || this.role === 'all';
+  }
+
+  get runsWorkers(): boolean {
+    return this.role === 'worker' || this.role === 'all';
+  }
+
+  /** Reads and validates the process environment (or the given one, in tests). */
+  static fromEnv(raw: Record<string, string | undefined> = process.env, overrides: Record<string, string> = {}): AppConfig {
+    return new AppConfig(validateEnv({ ...raw, ...overrides }));
+  }
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { AppConfig } from './app-config.js';
+import { ConfigError, validateEnv } from './env.schema.js';
+
+describe('validateEnv', () => {
+  it('applies the documented defaults', () => {
+    const config = new AppConfig(validateEnv({}));
+    expect(config.port).toBe(3000);
+    expect(config.databaseUrl).toBe('postgres://postgres@127.0.0.1:5432/workflow_automation');
+    expect(config.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(config.role).toBe('all');
+    expect(config.publicBaseUrl).toBe('http://localhost:3000');
+    expect(config.webhookAllowPrivateTargets).toBe(false);
+    expect(config.rateLimitsEnabled).toBe(true);
+  });
+
+  it('parses typed values', () => {
+    const config = new AppConfig(validateEnv({ PORT: '8080', APP_ROLE: 'worker', RATE_LIMITS_ENABLED: 'false', PUBLIC_BASE_URL: 'https://api.example.com/' }));
+    expect(config.port).toBe(8080);
+    expect(config.servesHttp).toBe(false);
+    expect(config.runsWorkers).toBe(true);
+    expect(config.rateLimitsEnabled).toBe(false);
+    expect(config.publicBaseUrl).toBe('https://api.example.com');
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['APP_ROLE', 'both'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['REDIS_URL', 'localhost:6379'],
+    ['RATE_LIMITS_ENABLED', 'maybe'],
+    ['LOG_LEVEL', 'loud'],
+    ['BOOTSTRAP_API_KEY', 'short'],
+  ])('rejects %s=%s with a message naming the variable', (name, value) => {
+    expect(() => validateEnv({ [name]: value })).toThrow(ConfigError);
+    expect(() => validateEnv({ [name]: value })).toThrow(new RegExp(name));
+  });
+});

@@ -1,0 +1,103 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
+
+export const APP_ROLES = ['api', 'worker', 'all'] as const;
+export type AppRole = (typeof APP_ROLES)[number];
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const toBoolean = ({ value }: { value: unknown }) => {
+  if (typeof value !== 'string') return value;
+  const v = value.trim().toLowerCase();
+  if (['true', '1', 'yes'].includes(v)) return true;
+  if (['false', '0', 'no'].includes(v)) return false;
+  return value; // left as a string so IsBoolean reports it
+};
+
+const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value);
+
+/**
+ * Every environment variable the service reads, with its default. Validated once at start;
+ * nothing outside src/config reads process.env.
+ */
+export class EnvVars {
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT: number = 3000;
+
+  @IsString()
+  @Matches(/^postgres(ql)?:\/\/.+/, { message: 'DATABASE_URL must be a postgres:// URL' })
+  DATABASE_URL: string = 'postgres://postgres@127.0.0.1:5432/workflow_automation';
+
+  @IsString()
+  @Matches(/^rediss?:\/\/.+/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  REDIS_URL: string = 'redis://127.0.0.1:6379';
+
+  /** Prefix of every Redis key the service writes (Bull queues, caches, pub/sub channels). */
+  @IsString()
+  @Matches(/^[A-Za-z0-9_.:-]{1,64}$/, { message: 'REDIS_KEY_PREFIX must be 1-64 characters of A-Z a-z 0-9 _ . : -' })
+  REDIS_KEY_PREFIX: string = 'was';
+
+  @IsIn(APP_ROLES as unknown as string[], { message: `APP_ROLE must be one of ${APP_ROLES.join(', ')}` })
+  APP_ROLE: AppRole = 'all';
+
+  @IsOptional()
+  @IsString()
+  @Matches(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, { message: 'PUBLIC_BASE_URL must be an http(s) URL' })
+  PUBLIC_BASE_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'BOOTSTRAP_API_KEY must be at least 16 characters' })
+  @MaxLength(256)
+  BOOTSTRAP_API_KEY?: string;
+
+  @IsOptional()
+  @IsString()
+  JWT_AUDIENCE?: string;
+
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'TOKEN_SIGNING_KEY must be at least 32 characters' })
+  TOKEN_SIGNING_KEY?: string;
+
+  @Transform(toBoolean)
+  @IsBoolean({ message: 'WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false' })
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: boolean = false;
+
+  @Transform(toBoolean)
+  @IsBoolean({ message: 'RATE_LIMITS_ENABLED must be true or false' })
+  RATE_LIMITS_ENABLED: boolean = true;
+
+  @IsIn(LOG_LEVELS as unknown as string[], { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
+  LOG_LEVEL: LogLevel = 'info';
+
+  /** How long a seen API key is trusted from the in-process cache before PostgreSQL is asked again. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(3600)
+  AUTH_CACHE_TTL_SECONDS: number = 30;
+}
+
+export class ConfigError extends Error {}
+
+/** Validates raw environment values; throws a ConfigError naming every bad variable. */
+export function validateEnv(raw: Record<string, string | undefined>): EnvVars {
+  const known = Object.keys(new EnvVars());
+  const input: Record<string, string> = {};
+  for (const key of [...known, 'PUBLIC_BASE_URL', 'BOOTSTRAP_API_KEY', 'JWT_AUDIENCE', 'TOKEN_SIGNING_KEY']) {
+    const value = raw[key];
+    if (value !== undefined && value !== '') input[key] = value;
+  }
+  const env = plainToInstance(EnvVars, input);
+  const errors = validateSync(env, { whitelist: true, forbidUnknownValues: false });
+  if (errors.length > 0) {
+    const lines = errors.map((e) => `${e.property}: ${Object.values(e.constraints ?? {}).join('; ')}`);
+    throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  return env;
+}

@@ -1,0 +1,29 @@
+import { Controller, Get, Res } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { Public } from '../auth/decorators/access.decorators.js';
+import { HealthService, type Readiness } from './health.service.js';
+
+@ApiTags('Operations')
+@Public()
+@Controller('health')
+export class HealthController {
+  constructor(private readonly health: HealthService) {}
+
+  @Get('live')
+  @ApiOperation({ summary: 'Liveness: the process answers' })
+  @ApiResponse({ status: 200, description: '{"status":"ok"}' })
+  live() {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  @ApiOperation({ summary: 'Readiness: PostgreSQL and Redis answer' })
+  @ApiResponse({ status: 200, description: 'Ready: {"status":"ok","checks":{"database":"up","redis":"up"}}' })
+  @ApiResponse({ status: 503, description: 'A dependency is down: {"status":"unavailable","checks":{...}}' })
+  async ready(@Res({ passthrough: true }) res: Response): Promise<Readiness> {
+    const readiness = await this.health.readiness();
+    if (readiness.status !== 'ok') res.status(503);
+    return readiness;
+  }
+}

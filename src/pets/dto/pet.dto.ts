@@ -1,0 +1,89 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateNested, ArrayMaxSize } from 'class-validator';
+import { PET_STATUSES, type Pet, type PetStatus } from '../entities/pet.entity.js';
+
+const STATUS_MESSAGE = `status must be one of ${PET_STATUSES.join(', ')}`;
+
+export class PetRefDto {
+  @ApiPropertyOptional({ minimum: 1, format: 'int64' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(Number.MAX_SAFE_INTEGER)
+  id?: number;
+
+  @ApiPropertyOptional({ maxLength: 200 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  name?: string;
+}
+
+/** POST /pet, form-encoded. */
+export class CreatePetForm {
+  @ApiProperty({ minLength: 1, maxLength: 200 })
+  @IsString()
+  @Length(1, 200)
+  name: string;
+
+  @ApiProperty({ enum: PET_STATUSES })
+  @IsIn(PET_STATUSES as unknown as string[], { message: STATUS_MESSAGE })
+  status: PetStatus;
+}
+
+/** PUT /pet, JSON: id required, omitted fields kept. */
+export class UpdatePetDto {
+  @ApiProperty({ minimum: 1, format: 'int64' })
+  @IsInt()
+  @Min(1)
+  @Max(Number.MAX_SAFE_INTEGER)
+  id: number;
+
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  name?: string;
+
+  @ApiPropertyOptional({ enum: PET_STATUSES })
+  @IsOptional()
+  @IsIn(PET_STATUSES as unknown as string[], { message: STATUS_MESSAGE })
+  status?: PetStatus;
+
+  @ApiPropertyOptional({ type: PetRefDto })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => PetRefDto)
+  category?: PetRefDto;
+
+  @ApiPropertyOptional({ type: [String] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @MaxLength(2000, { each: true })
+  photoUrls?: string[];
+
+  @ApiPropertyOptional({ type: [PetRefDto] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => PetRefDto)
+  tags?: PetRefDto[];
+}
+
+export class PetResponse {
+  @ApiProperty({ format: 'int64' }) id: number;
+  @ApiProperty() name: string;
+  @ApiProperty({ type: PetRefDto }) category: PetRefDto;
+  @ApiProperty({ type: [String] }) photoUrls: string[];
+  @ApiProperty({ type: [PetRefDto] }) tags: PetRefDto[];
+  @ApiProperty({ enum: PET_STATUSES }) status: PetStatus;
+
+  static from(pet: Pet): PetResponse {
+    return { id: Number(pet.id), name: pet.name, category: pet.category, photoUrls: pet.photoUrls, tags: pet.tags, status: pet.status };
+  }
+}

@@ -1,0 +1,27 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsObject, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { CHANNELS } from '../../common/channels.js';
+import { WorkflowConfigurationDoc } from './workflow-configuration.doc.js';
+
+export class CreateWorkflowDto {
+  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Customer support' })
+  @IsString()
+  @Length(1, 200)
+  name: string;
+
+  @ApiPropertyOptional({ maxLength: 2000 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  description?: string;
+
+  @ApiPropertyOptional({ enum: CHANNELS })
+  @IsOptional()
+  @IsIn(CHANNELS as unknown as string[], { message: `channel must be one of ${CHANNELS.join(', ')}` })
+  channel?: string;
+
+  @ApiPropertyOptional({ type: WorkflowConfigurationDoc, description: 'Node graph; checked by the graph validator (400 INVALID_WORKFLOW_CONFIG, 422 INVALID_NODE_CONFIG)' })
+  @IsOptional()
+  @IsObject({ message: 'configuration must be an object' })
+  configuration?: Record<string, unknown>;
+}

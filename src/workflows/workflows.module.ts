@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { WorkflowVersion } from './entities/workflow-version.entity.js';
+import { Workflow } from './entities/workflow.entity.js';
+import { WorkflowsController } from './workflows.controller.js';
+import { WorkflowsService } from './workflows.service.js';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([Workflow, WorkflowVersion])],
+  controllers: [WorkflowsController],
+  providers: [WorkflowsService],
+  exports: [WorkflowsService],
+})
+export class WorkflowsModule {}

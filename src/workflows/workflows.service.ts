@@ -1,0 +1,151 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { isDeepStrictEqual } from 'node:util';
+import { DataSource, ILike, type EntityManager, type FindOptionsSelect, type FindOptionsWhere, type Repository } from 'typeorm';
+import { isUuid } from '../common/ids/uuid.js';
+import { isUniqueViolation } from '../database/postgres-errors.js';
+import type { CreateWorkflowDto } from './dto/create-workflow.dto.js';
+import type { ListWorkflowsQuery } from './dto/list-workflows.query.js';
+import type { UpdateWorkflowDto } from './dto/update-workflow.dto.js';
+import { WorkflowVersion } from './entities/workflow-version.entity.js';
+import { Workflow } from './entities/workflow.entity.js';
+import { validateWorkflowConfiguration, type WorkflowConfiguration } from './workflow-graph.validator.js';
+import { InvalidWorkflowConfigError, WorkflowAlreadyExistsError, WorkflowNotFoundError } from './workflows.errors.js';
+
+/** Every column but the configuration, which list items leave out. */
+const SUMMARY_COLUMNS: FindOptionsSelect<Workflow> = {
+  id: true, organizationId: true, name: true, description: true, channel: true, status: true, version: true,
+  executionCount: true, successCount: true, failureCount: true, activatedAt: true, deactivatedAt: true,
+  createdAt: true, updatedAt: true,
+};
+
+function escapeLike(value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+@Injectable()
+export class WorkflowsService {
+  constructor(
+    @InjectRepository(Workflow) private readonly workflows: Repository<Workflow>,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  async list(organizationId: string, query: ListWorkflowsQuery): Promise<[Workflow[], number]> {
+    const base: FindOptionsWhere<Workflow> = { organizationId };
+    if (query.status) base.status = query.status;
+    if (query.channel) base.channel = query.channel;
+    let where: FindOptionsWhere<Workflow>[] = [base];
+    if (query.search) {
+      const pattern = ILike(`%${escapeLike(query.search)}%`);
+      where = [{ ...base, name: pattern }, { ...base, description: pattern }];
+    }
+    return this.workflows.findAndCount({
+      select: SUMMARY_COLUMNS,
+      where,
+      order: { createdAt: 'DESC', id: 'DESC' },
+      skip: query.offset,
+      take: query.limit,
+    });
+  }
+
+  /** The caller's workflow, or 404 as if absent (another organization's, or a malformed id). */
+  async getOwned(organizationId: string, id: string, manager?: EntityManager): Promise<Workflow> {
+    if (!isUuid(id)) throw new WorkflowNotFoundError();
+    const repo = manager ? manager.getRepository(Workflow) : this.workflows;
+    const workflow = await repo.findOne({ where: { id, organizationId }, lock: manager ? { mode: 'pessimistic_write' } : undefined });
+    if (!workflow) throw new WorkflowNotFoundError();
+    return workflow;
+  }
+
+  async create(organizationId: string, dto: CreateWorkflowDto): Promise<Workflow> {
+    const configuration = validateWorkflowConfiguration(dto.configuration ?? { nodes: [] });
+    return this.writing(async (manager) => {
+      const workflow = await manager.getRepository(Workflow).save(
+        manager.getRepository(Workflow).create({
+          organizationId,
+          name: dto.name,
+          description: dto.description ?? null,
+          channel: dto.channel ?? null,
+          status: 'draft',
+          configuration,
+          version: 1,
+        }),
+      );
+      await this.saveVersion(manager, workflow.id, 1, configuration);
+      return workflow;
+    });
+  }
+
+  async update(organizationId: string, id: string, dto: UpdateWorkflowDto): Promise<Workflow> {
+    const configuration = dto.configuration === undefined ? undefined : validateWorkflowConfiguration(dto.configuration);
+    return this.writing(async (manager) => {
+      const workflow = await this.getOwned(organizationId, id, manager);
+      if (dto.name !== undefined) workflow.name = dto.name;
+      if (dto.description !== undefined) workflow.description = dto.description;
+      if (dto.channel !== undefined) workflow.channel = dto.channel;
+      if (configuration && !isDeepStrictEqual(configuration, workflow.configuration)) {
+        if (workflow.status === 'active') assertRunnable(configuration);
+        workflow.version += 1;
+        workflow.configuration = configuration;
+        await this.saveVersion(manager, workflow.id, workflow.version, configuration);
+      }
+      workflow.updatedAt = new Date();
+      return manager.getRepository(Workflow).save(workflow);
+    });
+  }
+
+  async delete(organizationId: string, id: string): Promise<void> {
+    if (!isUuid(id)) throw new WorkflowNotFoundError();
+    const result = await this.workflows.delete({ id, organizationId });
+    if (!result.affected) throw new WorkflowNotFoundError();
+  }
+
+  /** Idempotent: activating an active workflow keeps its activated_at. */
+  async activate(organizationId: string, id: string): Promise<Workflow> {
+    return this.writing(async (manager) => {
+      const workflow = await this.getOwned(organizationId, id, manager);
+      assertRunnable(workflow.configuration);
+      if (workflow.status === 'active' && workflow.activatedAt) return workflow;
+      workflow.status = 'active';
+      workflow.activatedAt = new Date();
+      return manager.getRepository(Workflow).save(workflow);
+    });
+  }
+
+  /** Idempotent: deactivating an inactive workflow keeps its deactivated_at. */
+  async deactivate(organizationId: string, id: string): Promise<Workflow> {
+    return this.writing(async (manager) => {
+      const workflow = await this.getOwned(organizationId, id, manager);
+      if (workflow.status === 'inactive' && workflow.deactivatedAt) return workflow;
+      workflow.status = 'inactive';
+      workflow.deactivatedAt = new Date();
+      return manager.getRepository(Workflow).save(workflow);
+    });
+  }
+
+  /** The configuration an execution pins. */
+  async getVersion(workflowId: string, version: number): Promise<WorkflowVersion | null> {
+    return this.dataSource.getRepository(WorkflowVersion).findOne({ where: { workflowId, version } });
+  }
+
+  private async saveVersion(manager: EntityManager, workflowId: string, version: number, configuration: WorkflowConfiguration) {
+    const versions = manager.getRepository(WorkflowVersion);
+    await versions.save(versions.create({ workflowId, version, configuration }));
+  }
+
+  /** Runs a write in a transaction and turns a name collision into 409 WORKFLOW_ALREADY_EXISTS. */
+  private async writing<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    try {
+      return await this.dataSource.transaction(work);
+    } catch (error) {
+      if (isUniqueViolation(error, 'uq_workflows_org_name')) throw new WorkflowAlreadyExistsError();
+      throw error;
+    }
+  }
+}
+
+function assertRunnable(configuration: WorkflowConfiguration): void {
+  if (configuration.nodes.length === 0) {
+    throw new InvalidWorkflowConfigError('A workflow needs at least one node to be active', 'configuration.nodes');
+  }
+}

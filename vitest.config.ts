@@ -1,0 +1,33 @@
+import swc from 'unplugin-swc';
+import { defineConfig } from 'vitest/config';
+
+// SWC keeps decorator metadata exact (esbuild drops emitDecoratorMetadata), which Nest's DI needs.
+const plugins = [swc.vite({ module: { type: 'es6' } })];
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        plugins,
+        test: {
+          name: 'unit',
+          include: ['src/**/*.spec.ts'],
+          environment: 'node',
+        },
+      },
+      {
+        plugins,
+        test: {
+          name: 'e2e',
+          include: ['test/**/*.e2e-spec.ts'],
+          environment: 'node',
+          globalSetup: ['test/utils/global-setup.ts'],
+          // One database per run, shared by the e2e files: run them one after another.
+          fileParallelism: false,
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
