@@ -1,0 +1,28 @@
+import type { TestApp, TestOrganization } from '../utils/test-app.js';
+
+let counter = 0;
+
+export function workflowBody(overrides: Record<string, unknown> = {}) {
+  counter += 1;
+  return {
+    name: `Workflow ${counter}-${Date.now()}`,
+    description: 'Answers customer questions',
+    channel: 'whatsapp',
+    configuration: {
+      trigger: { type: 'message', keywords: ['help'] },
+      nodes: [
+        { id: 'welcome', type: 'message', content: 'Hello! How can we help?', next: 'answer' },
+        { id: 'answer', type: 'ai_response', knowledge_base: 'faq', next: 'contact' },
+        { id: 'contact', type: 'form', fields: [{ name: 'email', type: 'email', required: true, label: 'Your email' }] },
+      ],
+    },
+    ...overrides,
+  };
+}
+
+/** Creates a workflow through the API and returns its summary. */
+export async function createWorkflow(testApp: TestApp, org: TestOrganization, overrides: Record<string, unknown> = {}) {
+  const res = await testApp.http.post('/v1/workflows').set(org.auth('read_write')).send(workflowBody(overrides));
+  if (res.status !== 201) throw new Error(`createWorkflow: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data as { id: string; name: string; status: string };
+}
