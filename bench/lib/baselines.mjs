@@ -1,0 +1,13 @@
+// Reference applications measured in the same run as the scenarios, so that ratios compare like
+// with like on the same machine. Each is a script under bench/baseline/ started as a child process.
+import { fileURLToPath } from 'node:url';
+
+export const BASELINES = {
+  'nest-pg-workflow-by-id': {
+    description: 'bare NestJS (express) + pg Pool(max 20): SELECT * FROM workflows WHERE id = $1',
+    script: fileURLToPath(new URL('../baseline/server.mjs', import.meta.url)),
+    readyPath: '/baseline/health',
+    /** Request paths for the given workflow ids. */
+    paths: ({ workflowIds }) => workflowIds.map((id) => `/baseline/workflows/${id}`),
+  },
+};

@@ -1,0 +1,31 @@
+// Benchmark settings, read once from the environment. Durations are short-run friendly:
+//   BENCH_DURATION_S=2 BENCH_WARMUP_S=1 npm run bench
+const DEFAULTS = {
+  BENCH_DURATION_S: 10,
+  BENCH_WARMUP_S: 3,
+  BENCH_CONNECTIONS: 50,
+  BENCH_WORKFLOWS: 200,
+};
+
+function intFromEnv(env, name, { min }) {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return DEFAULTS[name];
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < min) {
+    throw new Error(`${name} must be an integer >= ${min} (got ${JSON.stringify(raw)})`);
+  }
+  return Number(raw);
+}
+
+export function loadConfig(env = process.env) {
+  return {
+    durationS: intFromEnv(env, 'BENCH_DURATION_S', { min: 1 }),
+    warmupS: intFromEnv(env, 'BENCH_WARMUP_S', { min: 0 }),
+    connections: intFromEnv(env, 'BENCH_CONNECTIONS', { min: 1 }),
+    workflows: intFromEnv(env, 'BENCH_WORKFLOWS', { min: 1 }),
+    // Comma-separated scenario names; empty runs them all.
+    scenarios: (env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    // Server side of the bench: local PostgreSQL (trust) and Redis. HTTP load only ever goes to 127.0.0.1.
+    postgresUrl: (env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, ''),
+    redisUrl: env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+  };
+}

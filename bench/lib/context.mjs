@@ -1,0 +1,141 @@
+// What a scenario gets: its own database, Redis key prefix and bootstrap API key, helpers to start
+// the built app and the baselines, to call the API and to measure load. dispose() undoes it all.
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { BASELINES } from './baselines.mjs';
+import { measure } from './load.mjs';
+import { ChildProcess, freePort } from './processes.mjs';
+import { createDatabase, deleteRedisPrefix, dropDatabase, randomSuffix } from './resources.mjs';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const APP_MAIN = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
+
+export class BenchContext {
+  /** `shared` lives for the whole run: the baseline measurements, made once and reused. */
+  constructor(config, shared, scenarioName) {
+    this.config = config;
+    this.shared = shared;
+    this.scenarioName = scenarioName;
+    const suffix = randomSuffix();
+    this.databaseName = `was_bench_${suffix}`;
+    this.databaseUrl = `${config.postgresUrl}/${this.databaseName}`;
+    this.redisKeyPrefix = `was_bench_${suffix}`;
+    this.apiKey = `bench_${randomBytes(24).toString('base64url')}`;
+    this.children = [];
+    this.databaseCreated = false;
+  }
+
+  static async create(config, shared, scenarioName) {
+    const ctx = new BenchContext(config, shared, scenarioName);
+    await createDatabase(config.postgresUrl, ctx.databaseName);
+    ctx.databaseCreated = true;
+    return ctx;
+  }
+
+  /** Environment shared by the children: production mode, this scenario's database. */
+  childEnv(extra) {
+    return { ...process.env, NODE_ENV: 'production', DATABASE_URL: this.databaseUrl, ...extra };
+  }
+
+  /**
+   * Starts `node dist/src/main.js` and waits for /health/ready. Rate limits are off: the spec's
+   * 1000 requests/hour per credential would turn any load test into a 429 test.
+   */
+  async startApp({ role = 'api', env = {} } = {}) {
+    if (!existsSync(APP_MAIN)) throw new Error(`${APP_MAIN} is missing: run \`npm run build\` (npm run bench does it first)`);
+    const port = await freePort();
+    const child = new ChildProcess(`app (${role})`, APP_MAIN, {
+      cwd: ROOT,
+      env: this.childEnv({
+        PORT: String(port),
+        REDIS_URL: this.config.redisUrl,
+        REDIS_KEY_PREFIX: this.redisKeyPrefix,
+        BOOTSTRAP_API_KEY: this.apiKey,
+        APP_ROLE: role,
+        LOG_LEVEL: 'warn',
+        RATE_LIMITS_ENABLED: 'false',
+        ...env,
+      }),
+    });
+    this.children.push(child);
+    const url = `http://127.0.0.1:${port}`;
+    if (role !== 'worker') await child.waitForHttp(`${url}/health/ready`, 90_000);
+    return { url, process: child };
+  }
+
+  async startBaseline(name) {
+    const baseline = BASELINES[name];
+    if (!baseline) throw new Error(`unknown baseline ${name}`);
+    const port = await freePort();
+    const child = new ChildProcess(`baseline ${name}`, baseline.script, { cwd: ROOT, env: this.childEnv({ PORT: String(port) }) });
+    this.children.push(child);
+    const url = `http://127.0.0.1:${port}`;
+    await child.waitForHttp(`${url}${baseline.readyPath}`, 30_000);
+    return { url, process: child, baseline };
+  }
+
+  /**
+   * The named baseline's measurement, made on first use (in this scenario's database, with
+   * `input` such as { workflowIds }) and reused by later scenarios of the run.
+   */
+  baseline(name, input) {
+    if (!this.shared.baselines.has(name)) {
+      const promise = (async () => {
+        const { url, process: child, baseline } = await this.startBaseline(name);
+        try {
+          const paths = baseline.paths(input);
+          await this.expectStatus(`${url}${paths[0]}`, 200, {});
+          const result = await this.measure({ url, paths });
+          return { name, description: baseline.description, ...result };
+        } finally {
+          await child.stop();
+        }
+      })();
+      promise.catch(() => this.shared.baselines.delete(name));
+      this.shared.baselines.set(name, promise);
+    }
+    return this.shared.baselines.get(name);
+  }
+
+  /** JSON request to the app with the bootstrap key; returns { status, body }. */
+  async api(baseUrl, method, path, body) {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(15_000),
+    });
+    const text = await res.text();
+    let parsed = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: res.status, body: parsed };
+  }
+
+  /** Fails the bench (not the target) when a URL that must work does not: numbers would be meaningless. */
+  async expectStatus(url, status, headers = { authorization: `Bearer ${this.apiKey}` }) {
+    const res = await fetch(url, { headers, signal: AbortSignal.timeout(15_000) });
+    const text = await res.text();
+    if (res.status !== status) throw new Error(`GET ${url} answered ${res.status}, expected ${status}: ${text.slice(0, 500)}`);
+    return text;
+  }
+
+  /** Warm-up plus measured autocannon run with the run's duration and connection settings. */
+  measure(target) {
+    return measure(target, this.config);
+  }
+
+  async dispose() {
+    const problems = [];
+    await Promise.all(this.children.map((c) => c.stop().catch((e) => problems.push(`stop ${c.name}: ${e.message}`))));
+    if (this.databaseCreated) {
+      await dropDatabase(this.config.postgresUrl, this.databaseName).catch((e) => problems.push(`drop database ${this.databaseName}: ${e.message}`));
+    }
+    await deleteRedisPrefix(this.config.redisUrl, this.redisKeyPrefix).catch((e) => problems.push(`delete Redis keys ${this.redisKeyPrefix}:*: ${e.message}`));
+    return problems;
+  }
+}

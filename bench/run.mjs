@@ -1,0 +1,114 @@
+// Benchmark runner: `npm run bench` (builds first). Each scenario of bench/scenarios/index.mjs runs
+// against the built app in its own throwaway database and Redis prefix; baselines are measured in
+// the same run. Prints a table, writes bench/results/<timestamp>.json and latest.json.
+// Exit code 0 whenever the measurements were made, even if a target was missed (this is a report);
+// non-zero only when the bench itself broke.
+//   BENCH_DURATION_S (10)  BENCH_WARMUP_S (3)  BENCH_CONNECTIONS (50)  BENCH_WORKFLOWS (200)
+//   BENCH_SCENARIOS (comma-separated names; default all)
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from './lib/config.mjs';
+import { BenchContext, ROOT } from './lib/context.mjs';
+import { formatTable, judge, writeResults } from './lib/report.mjs';
+import { SCENARIOS } from './scenarios/index.mjs';
+
+const RESULTS_DIR = fileURLToPath(new URL('./results', import.meta.url));
+
+function gitRevision() {
+  try {
+    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'migrations'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() !== '';
+    return { commit, dirty };
+  } catch {
+    return null;
+  }
+}
+
+function selectScenarios(names) {
+  if (names.length === 0) return SCENARIOS;
+  const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n));
+  if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  return SCENARIOS.filter((s) => names.includes(s.name));
+}
+
+const active = new Set();
+let interrupted = false;
+
+async function disposeAll() {
+  const contexts = [...active];
+  active.clear();
+  const problems = (await Promise.all(contexts.map((c) => c.dispose()))).flat();
+  for (const p of problems) console.error(`cleanup: ${p}`);
+  return problems;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    console.error(`\n${signal}: cleaning up...`);
+    disposeAll().finally(() => process.exit(130));
+  });
+}
+
+async function main() {
+  const config = loadConfig();
+  const scenarios = selectScenarios(config.scenarios);
+  const startedAt = new Date().toISOString();
+  const shared = { baselines: new Map() };
+  const results = [];
+  console.log(
+    `bench: ${scenarios.map((s) => s.name).join(', ')} | ${config.durationS} s measured after ${config.warmupS} s warm-up, ` +
+      `${config.connections} connections, ${os.cpus().length} CPUs, node ${process.version}`,
+  );
+
+  for (const scenario of scenarios) {
+    console.log(`\n[${scenario.name}] ${scenario.description}`);
+    const ctx = await BenchContext.create(config, shared, scenario.name);
+    active.add(ctx);
+    try {
+      const rows = await scenario.run(ctx);
+      for (const row of rows) {
+        const r = judge(scenario, row);
+        results.push(r);
+        console.log(`  ${r.name}: ${r.requests_per_s} req/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ${r.errors}/${r.non_2xx} err/non-2xx`);
+      }
+    } finally {
+      active.delete(ctx);
+      const problems = await ctx.dispose();
+      if (problems.length > 0) throw new Error(`cleanup of ${scenario.name} failed:\n  ${problems.join('\n  ')}`);
+    }
+  }
+
+  const baselines = await Promise.all(shared.baselines.values());
+  const report = {
+    started_at: startedAt,
+    finished_at: new Date().toISOString(),
+    settings: {
+      duration_s: config.durationS,
+      warmup_s: config.warmupS,
+      connections: config.connections,
+      workflows_seeded: config.workflows,
+      app_env: { NODE_ENV: 'production', APP_ROLE: 'api', LOG_LEVEL: 'warn', RATE_LIMITS_ENABLED: 'false' },
+    },
+    machine: { node: process.version, platform: `${os.platform()} ${os.release()}`, cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? null },
+    git: gitRevision(),
+    baselines,
+    results,
+  };
+  console.log(`\n${formatTable(baselines, results)}\n`);
+  const file = writeResults(RESULTS_DIR, report);
+  console.log(`results: ${file} (and bench/results/latest.json)`);
+  const missed = results.filter((r) => !r.pass);
+  if (missed.length > 0) console.log(`targets missed: ${missed.map((r) => `${r.scenario}: ${r.name} (${r.reasons.join('; ')})`).join(', ')}`);
+}
+
+main().then(
+  () => process.exit(0),
+  async (error) => {
+    console.error(`bench failed: ${error?.stack ?? error}`);
+    await disposeAll();
+    process.exit(1);
+  },
+);

@@ -1,0 +1,8 @@
+// Every benchmark scenario, in the order they run. A scenario is one module exporting
+//   { name, description, async run(ctx) }  ->  rows: [{ name, measurement, baseline?, target_ratio? }]
+// where ctx is a BenchContext (bench/lib/context.mjs) with its own database, Redis prefix and API key,
+// `baseline` names an entry of bench/lib/baselines.mjs and the row passes when
+// requests/s >= target_ratio x the baseline's requests/s and no request failed or answered non-2xx.
+import workflowsRead from './workflows-read.mjs';
+
+export const SCENARIOS = [workflowsRead];
