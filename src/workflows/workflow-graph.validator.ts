@@ -28,7 +28,7 @@ export function validateWorkflowConfiguration(config: unknown, path = 'configura
   if (unknownKey) throw new InvalidWorkflowConfigError(`Unknown configuration property ${unknownKey}`, `${path}.${unknownKey}`);
   if (config.trigger !== undefined) validateTrigger(config.trigger, `${path}.trigger`);
 
-  const nodes = config.nodes ?? [];
+  const nodes = config.nodes === undefined ? [] : config.nodes;
   if (!Array.isArray(nodes)) throw new InvalidWorkflowConfigError('nodes must be an array', `${path}.nodes`);
   if (nodes.length > MAX_NODES) throw new InvalidWorkflowConfigError(`A workflow has at most ${MAX_NODES} nodes`, `${path}.nodes`);
 

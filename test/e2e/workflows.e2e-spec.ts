@@ -420,6 +420,8 @@ describe('workflows', () => {
         [{ status: 'active' }, 400, 'INVALID_REQUEST', 'status'],
         [{ name: 3 }, 400, 'INVALID_REQUEST', 'name'],
         [{ name: '' }, 400, 'INVALID_REQUEST', 'name'],
+        // The name cannot be removed (this was a 500 from the NOT NULL column).
+        [{ name: null }, 400, 'MISSING_REQUIRED_FIELD', 'name'],
         [{ channel: 'fax' }, 400, 'INVALID_REQUEST', 'channel'],
         [{ configuration: 'x' }, 400, 'INVALID_REQUEST', 'configuration'],
         [{ configuration: { nodes: [{ id: 'a', type: 'message', content: 'x', next: 'a' }] } }, 400, 'INVALID_WORKFLOW_CONFIG', 'configuration.nodes[0].next'],
@@ -535,19 +537,21 @@ describe('workflows', () => {
   });
 
   describe('unknown, malformed and foreign ids', () => {
-    const routes = (id: string, who: TestOrganization) => [
-      t.http.get(`/v1/workflows/${id}`).set(who.auth()),
-      t.http.put(`/v1/workflows/${id}`).set(who.auth()).send({ description: 'taken over' }),
-      t.http.delete(`/v1/workflows/${id}`).set(who.auth()),
-      t.http.post(`/v1/workflows/${id}/activate`).set(who.auth()),
-      t.http.post(`/v1/workflows/${id}/deactivate`).set(who.auth()),
-    ];
+    /** Every route naming a workflow, each as [label, send] with full_access (the highest level). */
+    const routes = (id: string, who: TestOrganization) =>
+      [
+        ['get', () => t.http.get(`/v1/workflows/${id}`).set(who.auth())],
+        ['update', () => t.http.put(`/v1/workflows/${id}`).set(who.auth()).send({ description: 'taken over' })],
+        ['delete', () => t.http.delete(`/v1/workflows/${id}`).set(who.auth())],
+        ['activate', () => t.http.post(`/v1/workflows/${id}/activate`).set(who.auth())],
+        ['deactivate', () => t.http.post(`/v1/workflows/${id}/deactivate`).set(who.auth())],
+      ] as const;
 
     it('answers 404 WORKFLOW_NOT_FOUND for unknown and malformed ids', async () => {
       for (const id of [UNKNOWN_ID, 'not-a-uuid', '123', `${UNKNOWN_ID}0`]) {
-        for (const pending of routes(id, org)) {
-          const res = await pending;
-          expect(res.status, `${res.req.method} ${id}`).toBe(404);
+        for (const [label, send] of routes(id, org)) {
+          const res = await send();
+          expect(res.status, `${label} ${id}`).toBe(404);
           expect(res.body.error.code).toBe('WORKFLOW_NOT_FOUND');
         }
       }
@@ -556,14 +560,41 @@ describe('workflows', () => {
     it('answers 404 to another organization on every route and leaves the workflow unchanged', async () => {
       const { id } = await createWorkflow(t, org);
       const before = (await get(id)).body.data;
-      for (const pending of routes(id, other)) {
-        const res = await pending;
-        expect(res.status, res.req.method).toBe(404);
+      for (const [label, send] of routes(id, other)) {
+        const res = await send();
+        expect(res.status, label).toBe(404);
         expect(res.body.error.code).toBe('WORKFLOW_NOT_FOUND');
       }
       expect((await get(id)).body.data).toEqual(before);
       const listed = await t.http.get('/v1/workflows').query({ limit: 100 }).set(other.auth());
       expect(listed.body.data.map((w: { id: string }) => w.id)).not.toContain(id);
+    });
+  });
+
+  describe('edge inputs found in review', () => {
+    it('refuses a blank name on create and update', async () => {
+      const created = await t.http.post('/v1/workflows').set(org.auth('read_write')).send(workflowBody({ name: '   ' }));
+      expect(created.status).toBe(400);
+      expect(created.body.error).toMatchObject({ code: 'INVALID_REQUEST', field: 'name' });
+      const { id } = await createWorkflow(t, org);
+      const updated = await t.http.put(`/v1/workflows/${id}`).set(org.auth('read_write')).send({ name: ' ' });
+      expect(updated.status).toBe(400);
+      expect(updated.body.error).toMatchObject({ code: 'INVALID_REQUEST', field: 'name' });
+    });
+
+    it('refuses a null configuration on create, as on update, and null nodes', async () => {
+      const res = await t.http.post('/v1/workflows').set(org.auth('read_write')).send(workflowBody({ configuration: null }));
+      expect(res.status).toBe(400);
+      expect(res.body.error.field).toBe('configuration');
+      const nodes = await t.http.post('/v1/workflows').set(org.auth('read_write')).send(workflowBody({ configuration: { nodes: null } }));
+      expect(nodes.status).toBe(400);
+      expect(nodes.body.error).toMatchObject({ code: 'INVALID_WORKFLOW_CONFIG', field: 'configuration.nodes' });
+    });
+
+    it('refuses a page beyond the maximum instead of failing in the database', async () => {
+      const res = await t.http.get('/v1/workflows?page=100000000000000000000').set(org.auth('read_only'));
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'INVALID_REQUEST', field: 'page' });
     });
   });
 });

@@ -3,14 +3,17 @@ import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 
 export const MAX_PAGE_SIZE = 100;
+/** Far beyond any real listing; keeps the offset a number PostgreSQL accepts. */
+export const MAX_PAGE = 1_000_000;
 
 /** `page` and `limit` of every list endpoint; each list's query DTO extends it with its filters. */
 export class PageQuery {
-  @ApiPropertyOptional({ minimum: 1, default: 1 })
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE, default: 1 })
   @IsOptional()
   @Type(() => Number)
   @IsInt({ message: 'page must be an integer' })
   @Min(1, { message: 'page must be at least 1' })
+  @Max(MAX_PAGE, { message: `page must be at most ${MAX_PAGE}` })
   page: number = 1;
 
   @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_SIZE, default: 20 })

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsObject, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { IsIn, IsObject, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { CHANNELS } from '../../common/channels.js';
 import { WorkflowConfigurationDoc } from './workflow-configuration.doc.js';
 
@@ -7,6 +7,7 @@ export class CreateWorkflowDto {
   @ApiProperty({ minLength: 1, maxLength: 200, example: 'Customer support' })
   @IsString()
   @Length(1, 200)
+  @Matches(/\S/, { message: 'name must not be blank' })
   name: string;
 
   @ApiPropertyOptional({ maxLength: 2000 })
@@ -21,7 +22,8 @@ export class CreateWorkflowDto {
   channel?: string;
 
   @ApiPropertyOptional({ type: WorkflowConfigurationDoc, description: 'Node graph; checked by the graph validator (400 INVALID_WORKFLOW_CONFIG, 422 INVALID_NODE_CONFIG)' })
-  @IsOptional()
+  // Absent means "no nodes yet"; null is refused like any other non-object.
+  @ValidateIf((_object: object, value: unknown) => value !== undefined)
   @IsObject({ message: 'configuration must be an object' })
   configuration?: Record<string, unknown>;
 }
