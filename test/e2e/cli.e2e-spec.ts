@@ -20,7 +20,7 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
   }
 }
 
-describe('CLI', () => {
+describe('CLI', { timeout: 90_000 }, () => {
   let t: TestApp;
 
   beforeAll(async () => {

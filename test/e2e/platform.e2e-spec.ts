@@ -1,0 +1,370 @@
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Response } from 'supertest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { ApiKeysService } from '../../src/auth/api-keys/api-keys.service.js';
+import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('common layer and operations', () => {
+  let t: TestApp;
+  let org: TestOrganization;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    org = await createOrganization(t);
+  });
+  afterAll(() => t?.close());
+
+  describe('error envelope', () => {
+    it('answers an unknown route under /v1 with 404 NOT_FOUND, with or without a credential', async () => {
+      for (const headers of [{}, org.auth()]) {
+        const res = await t.http.get('/v1/no-such-resource/123').set(headers);
+        expect(res.status).toBe(404);
+        expect(res.body.error.code).toBe('NOT_FOUND');
+        expect(res.body.error.message).toEqual(expect.any(String));
+      }
+      // A known path with a method it does not have.
+      const patch = await t.http.patch('/v1/workflows').set(org.auth()).send({});
+      expect(patch.status).toBe(404);
+      expect(patch.body.error.code).toBe('NOT_FOUND');
+    });
+
+    it('answers an unknown route outside /v1 in the same envelope', async () => {
+      const res = await t.http.get('/no-such-page');
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: { code: 'NOT_FOUND', message: expect.any(String) } });
+    });
+
+    it('answers malformed JSON on a /v1 POST with 400 INVALID_REQUEST, before authentication', async () => {
+      for (const headers of [{}, org.auth()]) {
+        const res = await t.http.post('/v1/workflows').set(headers).set('Content-Type', 'application/json').send('{"name": "x",');
+        expect(res.status).toBe(400);
+        expect(res.body.error.code).toBe('INVALID_REQUEST');
+        expect(JSON.stringify(res.body)).not.toMatch(/SyntaxError|at JSON\.parse|node_modules/);
+      }
+    });
+
+    it('answers a body over 1 MB with 413 PAYLOAD_TOO_LARGE, and lets one under the limit through', async () => {
+      const over = JSON.stringify({ name: 'x', description: 'a'.repeat(1024 * 1024 + 100) });
+      const res = await t.http.post('/v1/workflows').set(org.auth()).set('Content-Type', 'application/json').send(over);
+      expect(res.status).toBe(413);
+      expect(res.body.error.code).toBe('PAYLOAD_TOO_LARGE');
+      expect(res.headers['x-request-id']).toMatch(UUID);
+
+      // Just under the limit the body is parsed, so the request reaches authentication.
+      const under = JSON.stringify({ name: 'x', description: 'a'.repeat(1000 * 1000) });
+      const parsed = await t.http.post('/v1/workflows').set('Content-Type', 'application/json').send(under);
+      expect(parsed.status).toBe(401);
+      expect(parsed.body.error.code).toBe('MISSING_AUTHENTICATION');
+
+      // The pet store keeps its own envelope for the same failure.
+      const pet = await t.http.post('/pet').type('form').send(`name=${'a'.repeat(1024 * 1024 + 100)}&status=sold`);
+      expect(pet.status).toBe(413);
+      expect(pet.body).toEqual({ code: 413, message: expect.any(String) });
+    });
+
+    it('answers an unexpected fault with 500 INTERNAL_ERROR carrying the request id and nothing internal', async () => {
+      // No route fails on purpose; make a service throw the kind of error a broken query would.
+      const apiKeys = t.app.get(ApiKeysService);
+      const spy = vi
+        .spyOn(apiKeys, 'list')
+        .mockRejectedValueOnce(Object.assign(new Error('relation "secret_internal_table" does not exist'), { code: '42P01' }));
+      try {
+        const res = await t.http.get('/v1/api-keys').set(org.auth()).set('X-Request-Id', 'fault-req-1');
+        expect(spy).toHaveBeenCalledTimes(1);
+        expect(res.status).toBe(500);
+        expect(res.body.error.code).toBe('INTERNAL_ERROR');
+        expect(res.headers['x-request-id']).toBe('fault-req-1');
+        expect(res.body.error.details).toContain('fault-req-1');
+        expect(JSON.stringify(res.body)).not.toMatch(/secret_internal_table|42P01|\.ts:|\.js:|at /);
+      } finally {
+        spy.mockRestore();
+      }
+      // The app is unharmed.
+      const after = await t.http.get('/v1/api-keys').set(org.auth());
+      expect(after.status).toBe(200);
+    });
+  });
+
+  describe('request ids', () => {
+    it('echoes a given X-Request-Id and generates a uuid when none is given', async () => {
+      const given = await t.http.get('/health/live').set('X-Request-Id', 'client-id_1.2:3');
+      expect(given.headers['x-request-id']).toBe('client-id_1.2:3');
+
+      const a = await t.http.get('/health/live');
+      const b = await t.http.get('/health/live');
+      expect(a.headers['x-request-id']).toMatch(UUID);
+      expect(b.headers['x-request-id']).toMatch(UUID);
+      expect(a.headers['x-request-id']).not.toBe(b.headers['x-request-id']);
+    });
+
+    it('carries the request id on malformed-JSON and not-found responses', async () => {
+      const malformed = await t.http.post('/v1/workflows').set('X-Request-Id', 'bad-json-1').set('Content-Type', 'application/json').send('{');
+      expect(malformed.status).toBe(400);
+      expect(malformed.headers['x-request-id']).toBe('bad-json-1');
+      const generated = await t.http.post('/v1/workflows').set('Content-Type', 'application/json').send('{');
+      expect(generated.headers['x-request-id']).toMatch(UUID);
+
+      const missing = await t.http.get('/v1/nothing-here').set('X-Request-Id', 'not-found-1');
+      expect(missing.status).toBe(404);
+      expect(missing.headers['x-request-id']).toBe('not-found-1');
+      const missingGenerated = await t.http.get('/v1/nothing-here');
+      expect(missingGenerated.headers['x-request-id']).toMatch(UUID);
+    });
+
+    it('replaces an unacceptable X-Request-Id with a generated uuid', async () => {
+      for (const bad of ['x'.repeat(300), 'has spaces in it', '<script>', 'a;b=c', '']) {
+        const res = await t.http.get('/health/live').set('X-Request-Id', bad);
+        expect(res.status).toBe(200);
+        expect(res.headers['x-request-id']).toMatch(UUID);
+      }
+    });
+  });
+
+  describe('health', () => {
+    it('GET /health/live answers 200 without a credential', async () => {
+      const res = await t.http.get('/health/live');
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ status: 'ok' });
+    });
+
+    it('GET /health/ready answers 200 with every check up', async () => {
+      const res = await t.http.get('/health/ready');
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ status: 'ok', checks: { database: 'up', redis: 'up' } });
+    });
+
+    it('GET /health/ready turns 503 when PostgreSQL becomes unreachable, and 200 again when it is back', async () => {
+      const proxy = await startTcpProxy(5432);
+      const url = new URL(inject('databaseUrl'));
+      url.hostname = '127.0.0.1';
+      url.port = String(proxy.port);
+      let app: TestApp | undefined;
+      try {
+        app = await startTestApp({ DATABASE_URL: url.toString() });
+        const before = await app.http.get('/health/ready');
+        expect(before.status).toBe(200);
+        expect(before.body.checks).toEqual({ database: 'up', redis: 'up' });
+
+        await proxy.cut();
+        const down = await pollReady(app, (res) => res.status === 503);
+        expect(down.status).toBe(503);
+        expect(down.body).toEqual({ status: 'unavailable', checks: { database: 'down', redis: 'up' } });
+        // Liveness does not depend on the database.
+        expect((await app.http.get('/health/live')).status).toBe(200);
+
+        await proxy.restore();
+        const back = await pollReady(app, (res) => res.status === 200);
+        expect(back.status).toBe(200);
+        expect(back.body.checks).toEqual({ database: 'up', redis: 'up' });
+      } finally {
+        await proxy.restore().catch(() => undefined);
+        await app?.close();
+        await proxy.close();
+      }
+    });
+
+    it('GET /health/ready turns 503 when Redis becomes unreachable, and 200 again when it is back', async () => {
+      const proxy = await startTcpProxy(6379);
+      let app: TestApp | undefined;
+      try {
+        app = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${proxy.port}` });
+        const before = await app.http.get('/health/ready');
+        expect(before.status).toBe(200);
+        expect(before.body.checks).toEqual({ database: 'up', redis: 'up' });
+
+        await proxy.cut();
+        const down = await pollReady(app, (res) => res.status === 503);
+        expect(down.status).toBe(503);
+        expect(down.body).toEqual({ status: 'unavailable', checks: { database: 'up', redis: 'down' } });
+        expect((await app.http.get('/health/live')).status).toBe(200);
+
+        await proxy.restore();
+        const back = await pollReady(app, (res) => res.status === 200);
+        expect(back.status).toBe(200);
+        expect(back.body.checks).toEqual({ database: 'up', redis: 'up' });
+      } finally {
+        await proxy.restore().catch(() => undefined);
+        await app?.close();
+        await proxy.close();
+      }
+    });
+  });
+
+  describe('metrics', () => {
+    it('GET /metrics serves Prometheus text with HTTP timings labelled by route template', async () => {
+      await t.http.get('/health/live');
+      await t.http.get('/pet/987654321');
+      const res = await t.http.get('/metrics');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^text\/plain/);
+      expect(res.text).toContain('# TYPE http_request_duration_seconds histogram');
+      expect(res.text).toMatch(/^http_request_duration_seconds_count\{method="GET",route="\/health\/live",status="200"\} \d+$/m);
+      expect(res.text).toMatch(/^http_request_duration_seconds_bucket\{le="[^"]+",method="GET",route="\/health\/live",status="200"\} \d+$/m);
+      // Route templates, never raw paths, so that ids do not multiply the series.
+      expect(res.text).toMatch(/route="\/pet\/:petId",status="404"/);
+      expect(res.text).not.toContain('/pet/987654321');
+      // Default process metrics are collected too.
+      expect(res.text).toMatch(/^process_cpu_user_seconds_total /m);
+    });
+  });
+
+  describe('API documentation', () => {
+    interface Operation {
+      operationId?: string;
+      summary?: string;
+      security?: Record<string, string[]>[];
+      responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+    }
+    type OpenApi = {
+      openapi: string;
+      paths: Record<string, Record<string, Operation>>;
+      components: { schemas: Record<string, unknown>; securitySchemes?: Record<string, { type: string; scheme?: string }> };
+    };
+    const METHODS = ['get', 'post', 'put', 'delete', 'patch'];
+    // Routes under /v1 that take no bearer credential by design (DESIGN §7: inbound webhooks are signed instead).
+    const BEARERLESS_V1 = /^\/v1\/hooks\//;
+    let doc: OpenApi;
+
+    beforeAll(async () => {
+      const res = await t.http.get('/openapi.json');
+      expect(res.status).toBe(200);
+      doc = res.body as OpenApi;
+    });
+
+    function operations(): { path: string; method: string; op: Operation }[] {
+      return Object.entries(doc.paths).flatMap(([path, item]) =>
+        Object.entries(item)
+          .filter(([method]) => METHODS.includes(method))
+          .map(([method, op]) => ({ path, method, op })),
+      );
+    }
+
+    it('is an OpenAPI 3 document with a bearer scheme and the error envelope schema', () => {
+      expect(doc.openapi).toMatch(/^3\./);
+      expect(doc.components.securitySchemes?.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+      expect(doc.components.schemas).toHaveProperty('ErrorEnvelopeDto');
+      expect(Object.keys(doc.paths).some((p) => p.startsWith('/v1/'))).toBe(true);
+    });
+
+    it('gives every operation a unique operationId and a summary', () => {
+      const problems: string[] = [];
+      const ids = new Set<string>();
+      for (const { path, method, op } of operations()) {
+        const where = `${method.toUpperCase()} ${path}`;
+        if (!op.operationId) problems.push(`${where}: no operationId`);
+        else if (ids.has(op.operationId)) problems.push(`${where}: duplicate operationId ${op.operationId}`);
+        else ids.add(op.operationId);
+        if (!op.summary?.trim()) problems.push(`${where}: no summary`);
+      }
+      expect(operations().length).toBeGreaterThan(5);
+      expect(problems).toEqual([]);
+    });
+
+    it('documents, for every /v1 operation, a 2xx response with a schema, a 401 response and bearer security', () => {
+      const problems: string[] = [];
+      const v1 = operations().filter(({ path }) => path.startsWith('/v1/') || path === '/v1');
+      for (const { path, method, op } of v1) {
+        const where = `${method.toUpperCase()} ${path}`;
+        const responses = op.responses ?? {};
+        const success = Object.entries(responses).filter(([status]) => /^2\d\d$/.test(status));
+        if (success.length === 0) problems.push(`${where}: no 2xx response`);
+        for (const [status, response] of success) {
+          const contents = Object.values(response.content ?? {});
+          if (contents.length === 0 || !contents.every((c) => c.schema)) problems.push(`${where}: ${status} response without a schema`);
+        }
+        if (BEARERLESS_V1.test(path)) continue;
+        if (!responses['401']) problems.push(`${where}: no 401 response`);
+        if (!(op.security ?? []).some((requirement) => 'bearer' in requirement)) problems.push(`${where}: no bearer security`);
+      }
+      expect(v1.length).toBeGreaterThan(3);
+      expect(problems).toEqual([]);
+    });
+
+    it('documents the sample pet endpoints without a credential', () => {
+      for (const path of ['/pet', '/pet/{petId}', '/pet/findByStatus']) expect(doc.paths).toHaveProperty([path]);
+      expect(Object.keys(doc.paths['/pet']).sort()).toEqual(expect.arrayContaining(['post', 'put']));
+      expect(Object.keys(doc.paths['/pet/{petId}']).sort()).toEqual(expect.arrayContaining(['delete', 'get']));
+      for (const { path, op } of operations().filter(({ path }) => path.startsWith('/pet'))) {
+        expect(op.security ?? [], path).toEqual([]);
+      }
+    });
+
+    it('serves Swagger UI at /docs', async () => {
+      const res = await t.http.get('/docs');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.text).toMatch(/swagger-ui/i);
+    });
+  });
+});
+
+/** Polls readiness until `done` holds or about 10 s have passed; returns the last answer. */
+async function pollReady(app: TestApp, done: (res: Response) => boolean): Promise<Response> {
+  const deadline = Date.now() + 10_000;
+  let res = await app.http.get('/health/ready');
+  while (!done(res) && Date.now() < deadline) {
+    await sleep(200);
+    res = await app.http.get('/health/ready');
+  }
+  return res;
+}
+
+interface TcpProxy {
+  port: number;
+  /** Stops listening and destroys every open connection: the dependency looks gone. */
+  cut(): Promise<void>;
+  /** Listens again on the same port (no-op when listening). */
+  restore(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A loopback TCP proxy to 127.0.0.1:<targetPort>, so a test can take a dependency away from one app. */
+async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  };
+
+  const listen = (port: number) =>
+    new Promise<Server>((resolve, reject) => {
+      const s = createServer((client) => {
+        const upstream = connect({ host: '127.0.0.1', port: targetPort });
+        track(client);
+        track(upstream);
+        client.on('error', () => upstream.destroy());
+        upstream.on('error', () => client.destroy());
+        client.once('close', () => upstream.destroy());
+        upstream.once('close', () => client.destroy());
+        client.pipe(upstream);
+        upstream.pipe(client);
+      });
+      s.once('error', reject);
+      s.listen(port, '127.0.0.1', () => resolve(s));
+    });
+
+  const cut = async () => {
+    const s = server;
+    server = undefined;
+    if (!s) return;
+    const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+    for (const socket of sockets) socket.destroy();
+    await closed;
+  };
+
+  server = await listen(0);
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    cut,
+    restore: async () => {
+      if (!server) server = await listen(port);
+    },
+    close: cut,
+  };
+}
