@@ -5,6 +5,7 @@
 // non-zero only when the bench itself broke.
 //   BENCH_DURATION_S (10)  BENCH_WARMUP_S (3)  BENCH_CONNECTIONS (50)  BENCH_WORKFLOWS (200)
 //   BENCH_SCENARIOS (comma-separated names; default all)
+//   BENCH_APP_NODE_ARGS (extra node flags for the app under test, e.g. --prof)
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';

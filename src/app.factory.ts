@@ -12,7 +12,7 @@ export const BODY_LIMIT = '1mb';
 
 /** The HTTP application, configured identically for `npm start`, the e2e tests and the benchmarks. */
 export async function createHttpApp(config: AppConfig): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bufferLogs: true, bodyParser: false });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bufferLogs: true, bodyParser: false, rawBody: true });
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
   // Before the body parsers, so that a request refused while parsing still has an id.
@@ -20,6 +20,8 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
   app.use(metricsMiddleware);
   app.useBodyParser('json', { limit: BODY_LIMIT });
   app.useBodyParser('urlencoded', { limit: BODY_LIMIT, extended: false });
+  // Inbound webhooks may send any text; their signature covers the raw bytes (req.rawBody).
+  app.useBodyParser('text', { limit: BODY_LIMIT, type: 'text/*' });
   app.enableShutdownHooks();
   setupOpenApi(app, config);
   return app;

@@ -7,6 +7,7 @@ import { AuthModule } from './auth/auth.module.js';
 import { AccessGuard } from './auth/guards/access.guard.js';
 import { AuthenticationGuard } from './auth/guards/authentication.guard.js';
 import { ErrorEnvelopeFilter } from './common/errors/error-envelope.filter.js';
+import { CryptoModule } from './common/crypto/crypto.module.js';
 import { createValidationPipe } from './common/errors/validation.pipe.js';
 import { loggerOptions } from './common/http/logger.options.js';
 import type { AppConfig } from './config/app-config.js';
@@ -14,7 +15,10 @@ import { ConfigModule } from './config/config.module.js';
 import { dataSourceOptions } from './database/data-source.options.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { ExecutionsModule, ExecutionsWorkerModule } from './executions/executions.module.js';
+import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module.js';
 import { PetsModule } from './pets/pets.module.js';
+import { TriggersModule, TriggersWorkerModule } from './triggers/triggers.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { WorkflowsModule } from './workflows/workflows.module.js';
 
@@ -25,7 +29,7 @@ export class AppModule {
    * module to `workerModules`, loaded only when APP_ROLE is worker or all.
    */
   static forRoot(config: AppConfig): DynamicModule {
-    const workerModules: DynamicModule['imports'] = [];
+    const workerModules = [ExecutionsWorkerModule, TriggersWorkerModule];
     return {
       module: AppModule,
       imports: [
@@ -34,11 +38,15 @@ export class AppModule {
         TypeOrmModule.forRoot({ ...dataSourceOptions(config), retryAttempts: 3, retryDelay: 1000 }),
         BullModule.forRoot({ url: config.redisUrl, prefix: `${config.redisKeyPrefix}:bull` }),
         RedisModule,
+        CryptoModule,
         AuthModule,
         HealthModule,
         MetricsModule,
         WorkflowsModule,
         PetsModule,
+        KnowledgeBasesModule,
+        ExecutionsModule,
+        TriggersModule,
         ...(config.runsWorkers ? workerModules : []),
       ],
       providers: [

@@ -24,6 +24,9 @@ export function loadConfig(env = process.env) {
     workflows: intFromEnv(env, 'BENCH_WORKFLOWS', { min: 1 }),
     // Comma-separated scenario names; empty runs them all.
     scenarios: (env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    // Extra node flags for the app under test only, e.g. BENCH_APP_NODE_ARGS=--prof (then
+    // `node --prof-process isolate-*.log` in the repository root) to see where its time goes.
+    appNodeArgs: (env.BENCH_APP_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
     // Server side of the bench: local PostgreSQL (trust) and Redis. HTTP load only ever goes to 127.0.0.1.
     postgresUrl: (env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, ''),
     redisUrl: env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',

@@ -47,6 +47,7 @@ export class BenchContext {
     const port = await freePort();
     const child = new ChildProcess(`app (${role})`, APP_MAIN, {
       cwd: ROOT,
+      nodeArgs: this.config.appNodeArgs,
       env: this.childEnv({
         PORT: String(port),
         REDIS_URL: this.config.redisUrl,

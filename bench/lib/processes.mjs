@@ -21,10 +21,10 @@ const LOG_LINES_KEPT = 200;
  * `exited` resolves with { code, signal } when it ends.
  */
 export class ChildProcess {
-  constructor(name, script, { env, cwd }) {
+  constructor(name, script, { env, cwd, nodeArgs = [] }) {
     this.name = name;
     this.lines = [];
-    this.child = spawn(process.execPath, [script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, [...nodeArgs, script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const keep = (chunk) => {
       for (const line of chunk.toString().split('\n')) {
         if (line.trim() === '') continue;

@@ -1,4 +1,4 @@
-import { EnvVars, validateEnv, type AppRole, type LogLevel } from './env.schema.js';
+import { ConfigError, EnvVars, parseDuration, validateEnv, type AppRole, type LogLevel } from './env.schema.js';
 
 /** The typed, validated configuration every module receives through DI. */
 export class AppConfig {
@@ -15,6 +15,16 @@ export class AppConfig {
   readonly rateLimitsEnabled: boolean;
   readonly logLevel: LogLevel;
   readonly authCacheTtlMs: number;
+  readonly conversationTimeoutMs: number;
+  readonly workerConcurrency: number;
+  readonly ai: {
+    provider: 'builtin' | 'openai';
+    baseUrl?: string;
+    apiKey?: string;
+    model: string;
+    confidenceThreshold: number;
+    fallbackResponse: string;
+  };
 
   constructor(env: EnvVars) {
     this.port = env.PORT;
@@ -30,6 +40,20 @@ export class AppConfig {
     this.rateLimitsEnabled = env.RATE_LIMITS_ENABLED;
     this.logLevel = env.LOG_LEVEL;
     this.authCacheTtlMs = env.AUTH_CACHE_TTL_SECONDS * 1000;
+    this.conversationTimeoutMs = parseDuration(env.CONVERSATION_TIMEOUT);
+    if (this.conversationTimeoutMs < 1000) throw new ConfigError('Invalid configuration:\n  CONVERSATION_TIMEOUT: must be at least 1s');
+    this.workerConcurrency = env.WORKER_CONCURRENCY;
+    if (env.AI_PROVIDER === 'openai' && !env.AI_BASE_URL) {
+      throw new ConfigError('Invalid configuration:\n  AI_BASE_URL: required when AI_PROVIDER=openai');
+    }
+    this.ai = {
+      provider: env.AI_PROVIDER,
+      baseUrl: env.AI_BASE_URL?.replace(/\/+$/, ''),
+      apiKey: env.AI_API_KEY,
+      model: env.AI_MODEL,
+      confidenceThreshold: env.AI_CONFIDENCE_THRESHOLD,
+      fallbackResponse: env.AI_FALLBACK_RESPONSE,
+    };
   }
 
   get servesHttp(): boolean {

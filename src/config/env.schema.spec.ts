@@ -32,8 +32,27 @@ describe('validateEnv', () => {
     ['RATE_LIMITS_ENABLED', 'maybe'],
     ['LOG_LEVEL', 'loud'],
     ['BOOTSTRAP_API_KEY', 'short'],
+    ['CONVERSATION_TIMEOUT', 'forever'],
+    ['WORKER_CONCURRENCY', '0'],
+    ['AI_PROVIDER', 'magic'],
+    ['AI_CONFIDENCE_THRESHOLD', '1.5'],
   ])('rejects %s=%s with a message naming the variable', (name, value) => {
     expect(() => validateEnv({ [name]: value })).toThrow(ConfigError);
     expect(() => validateEnv({ [name]: value })).toThrow(new RegExp(name));
+  });
+});
+
+describe('durations and AI settings', () => {
+  it('reads CONVERSATION_TIMEOUT with units, in seconds by default', () => {
+    expect(new AppConfig(validateEnv({})).conversationTimeoutMs).toBe(24 * 3600 * 1000);
+    expect(new AppConfig(validateEnv({ CONVERSATION_TIMEOUT: '90' })).conversationTimeoutMs).toBe(90_000);
+    expect(new AppConfig(validateEnv({ CONVERSATION_TIMEOUT: '1500ms' })).conversationTimeoutMs).toBe(1500);
+    expect(new AppConfig(validateEnv({ CONVERSATION_TIMEOUT: '30m' })).conversationTimeoutMs).toBe(1_800_000);
+  });
+
+  it('needs AI_BASE_URL for the openai provider', () => {
+    expect(() => new AppConfig(validateEnv({ AI_PROVIDER: 'openai' }))).toThrow(/AI_BASE_URL/);
+    const config = new AppConfig(validateEnv({ AI_PROVIDER: 'openai', AI_BASE_URL: 'http://127.0.0.1:9/v1/', AI_CONFIDENCE_THRESHOLD: '0.5' }));
+    expect(config.ai).toMatchObject({ provider: 'openai', baseUrl: 'http://127.0.0.1:9/v1', confidenceThreshold: 0.5 });
   });
 });

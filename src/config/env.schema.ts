@@ -1,5 +1,5 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
 
 export const APP_ROLES = ['api', 'worker', 'all'] as const;
 export type AppRole = (typeof APP_ROLES)[number];
@@ -75,6 +75,44 @@ export class EnvVars {
   @IsIn(LOG_LEVELS as unknown as string[], { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel = 'info';
 
+  /** How long a form waits for the customer's reply: seconds, or a number with ms, s, m, h or d. */
+  @IsString()
+  @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'CONVERSATION_TIMEOUT must be a duration such as 86400, 30m or 24h' })
+  CONVERSATION_TIMEOUT: string = '24h';
+
+  /** Jobs one worker process runs at once on the executions queue. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  WORKER_CONCURRENCY: number = 10;
+
+  @IsIn(['builtin', 'openai'], { message: 'AI_PROVIDER must be builtin or openai' })
+  AI_PROVIDER: 'builtin' | 'openai' = 'builtin';
+
+  @IsOptional()
+  @IsString()
+  @Matches(/^https?:\/\/\S+$/, { message: 'AI_BASE_URL must be an http(s) URL' })
+  AI_BASE_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  AI_API_KEY?: string;
+
+  @IsString()
+  AI_MODEL: string = 'gpt-4o-mini';
+
+  /** Below this confidence the responder answers AI_FALLBACK_RESPONSE. */
+  @Transform(({ value }) => (typeof value === 'string' && /^\d*\.?\d+$/.test(value.trim()) ? Number(value) : value))
+  @IsNumber({}, { message: 'AI_CONFIDENCE_THRESHOLD must be a number from 0 to 1' })
+  @Min(0)
+  @Max(1)
+  AI_CONFIDENCE_THRESHOLD: number = 0.3;
+
+  @IsString()
+  @MaxLength(2000)
+  AI_FALLBACK_RESPONSE: string = "Sorry, I don't have an answer to that yet. A member of our team will get back to you.";
+
   /** How long a seen API key is trusted from the in-process cache before PostgreSQL is asked again. */
   @Transform(toInt)
   @IsInt()
@@ -89,7 +127,7 @@ export class ConfigError extends Error {}
 export function validateEnv(raw: Record<string, string | undefined>): EnvVars {
   const known = Object.keys(new EnvVars());
   const input: Record<string, string> = {};
-  for (const key of [...known, 'PUBLIC_BASE_URL', 'BOOTSTRAP_API_KEY', 'JWT_AUDIENCE', 'TOKEN_SIGNING_KEY']) {
+  for (const key of [...known, 'PUBLIC_BASE_URL', 'BOOTSTRAP_API_KEY', 'JWT_AUDIENCE', 'TOKEN_SIGNING_KEY', 'AI_BASE_URL', 'AI_API_KEY']) {
     const value = raw[key];
     if (value !== undefined && value !== '') input[key] = value;
   }
@@ -100,4 +138,12 @@ export function validateEnv(raw: Record<string, string | undefined>): EnvVars {
     throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   return env;
+}
+
+/** `CONVERSATION_TIMEOUT` and similar durations in milliseconds. */
+export function parseDuration(value: string): number {
+  const match = /^(\d+)(ms|s|m|h|d)?$/.exec(value);
+  if (!match) throw new ConfigError(`Not a duration: ${value}`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] ?? 's'] as number;
+  return Number(match[1]) * unit;
 }

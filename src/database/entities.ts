@@ -1,9 +1,20 @@
 import { ApiKey } from '../auth/api-keys/entities/api-key.entity.js';
 import { Organization } from '../auth/organizations/entities/organization.entity.js';
 import { User } from '../auth/users/entities/user.entity.js';
+import { OutboxEvent } from '../events/entities/outbox-event.entity.js';
+import { Customer } from '../executions/entities/customer.entity.js';
+import { ExecutionStep } from '../executions/entities/execution-step.entity.js';
+import { Message } from '../executions/entities/message.entity.js';
+import { TriggerExecution } from '../executions/entities/trigger-execution.entity.js';
+import { WorkflowExecution } from '../executions/entities/workflow-execution.entity.js';
+import { KnowledgeBase } from '../knowledge-bases/entities/knowledge-base.entity.js';
 import { Pet } from '../pets/entities/pet.entity.js';
+import { Trigger } from '../triggers/entities/trigger.entity.js';
 import { WorkflowVersion } from '../workflows/entities/workflow-version.entity.js';
 import { Workflow } from '../workflows/entities/workflow.entity.js';
 
 /** Every entity, listed explicitly (glob patterns are fragile under ES modules). */
-export const ENTITIES = [Organization, ApiKey, User, Workflow, WorkflowVersion, Pet];
+export const ENTITIES = [
+  Organization, ApiKey, User, Workflow, WorkflowVersion, Pet,
+  Trigger, Customer, Message, WorkflowExecution, ExecutionStep, TriggerExecution, KnowledgeBase, OutboxEvent,
+];

@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
+import { RateLimiter } from './rate-limiter.js';
 import { RedisService } from './redis.service.js';
 
 @Global()
-@Module({ providers: [RedisService], exports: [RedisService] })
+@Module({ providers: [RedisService, RateLimiter], exports: [RedisService, RateLimiter] })
 export class RedisModule {}

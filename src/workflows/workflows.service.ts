@@ -23,8 +23,12 @@ function escapeLike(value: string): string {
   return value.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
+const VERSION_CACHE_SIZE = 1000;
+
 @Injectable()
 export class WorkflowsService {
+  private readonly versionCache = new Map<string, WorkflowConfiguration>();
+
   constructor(
     @InjectRepository(Workflow) private readonly workflows: Repository<Workflow>,
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -123,9 +127,31 @@ export class WorkflowsService {
     });
   }
 
-  /** The configuration an execution pins. */
-  async getVersion(workflowId: string, version: number): Promise<WorkflowVersion | null> {
-    return this.dataSource.getRepository(WorkflowVersion).findOne({ where: { workflowId, version } });
+  /** The configuration an execution pins. Versions are immutable, so they are cached once read. */
+  async getVersion(workflowId: string, version: number): Promise<WorkflowConfiguration | null> {
+    const key = `${workflowId}:${version}`;
+    const cached = this.versionCache.get(key);
+    if (cached) return cached;
+    const row = await this.dataSource.getRepository(WorkflowVersion).findOne({ where: { workflowId, version } });
+    if (!row) return null;
+    if (this.versionCache.size >= VERSION_CACHE_SIZE) this.versionCache.delete(this.versionCache.keys().next().value as string);
+    this.versionCache.set(key, row.configuration);
+    return row.configuration;
+  }
+
+  /** What a firing needs to know: whether the workflow may run, and the version it would pin. */
+  async getRunnable(manager: EntityManager, organizationId: string, id: string): Promise<Pick<Workflow, 'id' | 'status' | 'version' | 'channel'> | null> {
+    return manager.getRepository(Workflow).findOne({ select: { id: true, status: true, version: true, channel: true }, where: { id, organizationId } });
+  }
+
+  /** Counts an execution that started, in the caller's transaction. */
+  async recordExecutionStarted(manager: EntityManager, id: string): Promise<void> {
+    await manager.getRepository(Workflow).increment({ id }, 'executionCount', 1);
+  }
+
+  /** Counts a finished execution by outcome, in the caller's transaction (feeds success_rate). */
+  async recordExecutionFinished(manager: EntityManager, id: string, success: boolean): Promise<void> {
+    await manager.getRepository(Workflow).increment({ id }, success ? 'successCount' : 'failureCount', 1);
   }
 
   private async saveVersion(manager: EntityManager, workflowId: string, version: number, configuration: WorkflowConfiguration) {

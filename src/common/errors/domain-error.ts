@@ -15,7 +15,7 @@ export class DomainError extends Error {
     readonly code: string,
     readonly status: number,
     message: string,
-    readonly extra: { field?: string; details?: string; retryAfter?: number } = {},
+    readonly extra: { field?: string; details?: string; retryAfter?: number; headers?: Record<string, string> } = {},
   ) {
     super(message);
     this.name = new.target.name;

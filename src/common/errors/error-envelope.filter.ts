@@ -32,6 +32,7 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     }
     if (res.headersSent) return;
 
+    for (const [name, value] of Object.entries(error.extra.headers ?? {})) res.setHeader(name, value);
     if (error.extra.retryAfter !== undefined) res.setHeader('Retry-After', String(error.extra.retryAfter));
     res.status(error.status);
     if (PET_STORE_PATH.test(req.path)) {

@@ -1,0 +1,82 @@
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config.js';
+
+const VERSION = 'v1';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const HKDF_SALT = 'workflow-automation-service';
+const HKDF_INFO = 'secret-box/v1 aes-256-gcm';
+/**
+ * Used only when TOKEN_SIGNING_KEY is unset (development). Anyone with the source can open what
+ * it seals, so the service warns at start; production sets TOKEN_SIGNING_KEY.
+ */
+const DEVELOPMENT_KEY_MATERIAL = 'workflow-automation-service insecure development key';
+
+export class SecretBoxError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SecretBoxError';
+  }
+}
+
+/**
+ * Encrypts secrets kept at rest (webhook triggers' verification secrets) with AES-256-GCM.
+ * The key is derived with HKDF-SHA256 from TOKEN_SIGNING_KEY, under an `info` of its own so
+ * that other uses of that key never share derived material with this one.
+ *
+ * Sealed form: `v1.<base64url(iv | tag | ciphertext)>`. An optional context (such as the id of
+ * the row holding the value) is authenticated with it, so a sealed value copied to another row
+ * does not open there.
+ */
+@Injectable()
+export class SecretBox {
+  private static readonly logger = new Logger(SecretBox.name);
+  private readonly key: Buffer;
+
+  constructor(config: AppConfig) {
+    if (!config.tokenSigningKey) {
+      SecretBox.logger.warn(
+        'TOKEN_SIGNING_KEY is not set: stored secrets are encrypted with a fixed development key and are NOT protected. Set TOKEN_SIGNING_KEY in production.',
+      );
+    }
+    this.key = SecretBox.deriveKey(config.tokenSigningKey ?? DEVELOPMENT_KEY_MATERIAL);
+  }
+
+  /** A box for the given key material, outside dependency injection (tests, scripts). */
+  static withKeyMaterial(material: string): SecretBox {
+    return new SecretBox({ tokenSigningKey: material } as AppConfig);
+  }
+
+  private static deriveKey(material: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', Buffer.from(material, 'utf8'), HKDF_SALT, HKDF_INFO, 32));
+  }
+
+  seal(plain: string, context = ''): string {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv, { authTagLength: TAG_BYTES });
+    cipher.setAAD(aad(context));
+    const ciphertext = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return `${VERSION}.${Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64url')}`;
+  }
+
+  /** The plain value; throws SecretBoxError when the value was altered, sealed under another key or another context. */
+  open(sealed: string, context = ''): string {
+    const [version, payload, ...rest] = sealed.split('.');
+    if (version !== VERSION || payload === undefined || rest.length > 0) throw new SecretBoxError('Unknown sealed value format');
+    const raw = Buffer.from(payload, 'base64url');
+    if (raw.length < IV_BYTES + TAG_BYTES) throw new SecretBoxError('Sealed value is truncated');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
+    decipher.setAAD(aad(context));
+    decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+    try {
+      return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+    } catch {
+      throw new SecretBoxError('Sealed value cannot be opened with this key (altered, or sealed under another key)');
+    }
+  }
+}
+
+function aad(context: string): Buffer {
+  return Buffer.from(`${VERSION}:${context}`, 'utf8');
+}

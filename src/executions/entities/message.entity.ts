@@ -1,0 +1,48 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+export type MessageDirection = 'inbound' | 'outbound';
+
+/** Every message received from or sent to a customer. */
+@Entity({ name: 'messages' })
+@Index('idx_messages_customer_created', ['customerId', 'createdAt', 'id'])
+@Index('idx_messages_org_created', ['organizationId', 'createdAt'])
+@Index('idx_messages_execution', ['executionId', 'createdAt'])
+export class Message {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ name: 'organization_id', type: 'uuid' })
+  organizationId: string;
+
+  @Column({ name: 'customer_id', type: 'uuid' })
+  customerId: string;
+
+  @Column({ type: 'varchar', length: 32 })
+  channel: string;
+
+  @Column({ type: 'varchar', length: 8 })
+  direction: MessageDirection;
+
+  @Column({ type: 'text' })
+  content: string;
+
+  @Column({ type: 'varchar', length: 16, nullable: true })
+  language: string | null;
+
+  @Column({ type: 'jsonb', default: () => `'{}'::jsonb` })
+  metadata: Record<string, unknown>;
+
+  /** The execution that sent it (outbound) or that it was routed to (inbound answer to a waiting execution). */
+  @Column({ name: 'execution_id', type: 'uuid', nullable: true })
+  executionId: string | null;
+
+  @Column({ name: 'node_id', type: 'varchar', length: 64, nullable: true })
+  nodeId: string | null;
+
+  /** For inbound messages routed to a waiting execution: when the engine consumed it. */
+  @Column({ name: 'consumed_at', type: 'timestamptz', nullable: true })
+  consumedAt: Date | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

@@ -1,0 +1,150 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import {
+  Between,
+  LessThanOrEqual,
+  MoreThanOrEqual,
+  type FindOperator,
+  type FindOptionsSelect,
+  type FindOptionsWhere,
+  type Repository,
+} from 'typeorm';
+import { parseDateFilter, type OptionalDateRange } from '../common/date-range.js';
+import { isUuid } from '../common/ids/uuid.js';
+import { WorkflowsService } from '../workflows/workflows.service.js';
+import type { ListCustomersQuery, ListMessagesQuery } from './dto/list-customers.query.js';
+import type { ListExecutionsQuery } from './dto/list-executions.query.js';
+import { Customer } from './entities/customer.entity.js';
+import { ExecutionStep } from './entities/execution-step.entity.js';
+import { Message } from './entities/message.entity.js';
+import { TriggerExecution } from './entities/trigger-execution.entity.js';
+import { WorkflowExecution, type ExecutionStatus } from './entities/workflow-execution.entity.js';
+import { CustomerNotFoundError, ExecutionNotFoundError } from './executions.errors.js';
+
+/** What list items and the detail view show: the engine's bookkeeping (state, waits) stays inside. */
+const EXECUTION_COLUMNS: FindOptionsSelect<WorkflowExecution> = {
+  id: true, workflowId: true, status: true, startedAt: true, completedAt: true, durationMs: true, customerRef: true,
+  channel: true, input: true, output: true, workflowVersion: true, triggerId: true,
+};
+const MESSAGE_COLUMNS: FindOptionsSelect<Message> = {
+  id: true, direction: true, channel: true, content: true, language: true, executionId: true, nodeId: true, createdAt: true,
+};
+/** The length of customers.external_id: a longer id can name no customer. */
+const MAX_CUSTOMER_ID_LENGTH = 200;
+
+function within(range: OptionalDateRange): FindOperator<Date> | undefined {
+  if (range.start && range.end) return Between(range.start, range.end);
+  if (range.start) return MoreThanOrEqual(range.start);
+  if (range.end) return LessThanOrEqual(range.end);
+  return undefined;
+}
+
+/**
+ * The read side of executions and conversations: lists and details of workflow executions,
+ * trigger executions, customers and their messages. Every query is scoped by the caller's
+ * organization; a parent (workflow, customer) of another organization is 404 as if absent.
+ * Trigger methods take a trigger id the caller already owns (TriggersService.getOwned): this
+ * module cannot depend on the triggers module, which depends on it.
+ */
+@Injectable()
+export class ExecutionsQueryService {
+  constructor(
+    @InjectRepository(WorkflowExecution) private readonly executions: Repository<WorkflowExecution>,
+    @InjectRepository(ExecutionStep) private readonly steps: Repository<ExecutionStep>,
+    @InjectRepository(TriggerExecution) private readonly triggerExecutions: Repository<TriggerExecution>,
+    @InjectRepository(Customer) private readonly customers: Repository<Customer>,
+    @InjectRepository(Message) private readonly messages: Repository<Message>,
+    private readonly workflows: WorkflowsService,
+  ) {}
+
+  /** A workflow's executions, newest first (started_at, then id). */
+  async listWorkflowExecutions(organizationId: string, workflowId: string, query: ListExecutionsQuery): Promise<[WorkflowExecution[], number]> {
+    const workflow = await this.workflows.getOwned(organizationId, workflowId);
+    const range = parseDateFilter(query);
+    const where: FindOptionsWhere<WorkflowExecution> = { organizationId, workflowId: workflow.id };
+    if (query.status) where.status = query.status;
+    const startedAt = within(range);
+    if (startedAt) where.startedAt = startedAt;
+    return this.executions.findAndCount({
+      select: EXECUTION_COLUMNS,
+      where,
+      order: { startedAt: 'DESC', id: 'DESC' },
+      skip: query.offset,
+      take: query.limit,
+    });
+  }
+
+  /** One execution of the workflow with its steps in the order they started. */
+  async getWorkflowExecution(
+    organizationId: string,
+    workflowId: string,
+    executionId: string,
+  ): Promise<{ execution: WorkflowExecution; steps: ExecutionStep[] }> {
+    const workflow = await this.workflows.getOwned(organizationId, workflowId);
+    if (!isUuid(executionId)) throw new ExecutionNotFoundError();
+    const execution = await this.executions.findOne({
+      select: { ...EXECUTION_COLUMNS, error: true },
+      where: { id: executionId, workflowId: workflow.id, organizationId },
+    });
+    if (!execution) throw new ExecutionNotFoundError();
+    const steps = await this.steps.find({ where: { executionId: execution.id }, order: { startedAt: 'ASC', createdAt: 'ASC', id: 'ASC' } });
+    return { execution, steps };
+  }
+
+  /** An owned trigger's executions, newest first (triggered_at, then id). */
+  async listTriggerExecutions(organizationId: string, triggerId: string, query: ListExecutionsQuery): Promise<[TriggerExecution[], number]> {
+    const range = parseDateFilter(query);
+    const where: FindOptionsWhere<TriggerExecution> = { organizationId, triggerId };
+    if (query.status) where.status = query.status;
+    const triggeredAt = within(range);
+    if (triggeredAt) where.triggeredAt = triggeredAt;
+    return this.triggerExecutions.findAndCount({
+      where,
+      order: { triggeredAt: 'DESC', id: 'DESC' },
+      skip: query.offset,
+      take: query.limit,
+    });
+  }
+
+  /** One firing of an owned trigger, with the status of the workflow execution it started (null when none). */
+  async getTriggerExecution(
+    organizationId: string,
+    triggerId: string,
+    executionId: string,
+  ): Promise<{ execution: TriggerExecution; workflowStatus: ExecutionStatus | null }> {
+    if (!isUuid(executionId)) throw new ExecutionNotFoundError();
+    const execution = await this.triggerExecutions.findOne({ where: { id: executionId, triggerId, organizationId } });
+    if (!execution) throw new ExecutionNotFoundError();
+    const workflowExecution = execution.workflowExecutionId
+      ? await this.executions.findOne({ select: { id: true, status: true }, where: { id: execution.workflowExecutionId, organizationId } })
+      : null;
+    return { execution, workflowStatus: workflowExecution?.status ?? null };
+  }
+
+  /** The organization's customers, newest first (created_at, then id). */
+  async listCustomers(organizationId: string, query: ListCustomersQuery): Promise<[Customer[], number]> {
+    const where: FindOptionsWhere<Customer> = { organizationId };
+    if (query.channel) where.channel = query.channel;
+    return this.customers.findAndCount({ where, order: { createdAt: 'DESC', id: 'DESC' }, skip: query.offset, take: query.limit });
+  }
+
+  /** A customer by the client's id (external_id), or 404 CUSTOMER_NOT_FOUND. */
+  async getCustomer(organizationId: string, customerId: string): Promise<Customer> {
+    if (customerId.length === 0 || customerId.length > MAX_CUSTOMER_ID_LENGTH) throw new CustomerNotFoundError();
+    const customer = await this.customers.findOne({ where: { organizationId, externalId: customerId } });
+    if (!customer) throw new CustomerNotFoundError();
+    return customer;
+  }
+
+  /** A customer's messages in both directions, newest first (created_at, then id). */
+  async listCustomerMessages(organizationId: string, customerId: string, query: ListMessagesQuery): Promise<[Message[], number]> {
+    const customer = await this.getCustomer(organizationId, customerId);
+    return this.messages.findAndCount({
+      select: MESSAGE_COLUMNS,
+      where: { organizationId, customerId: customer.id },
+      order: { createdAt: 'DESC', id: 'DESC' },
+      skip: query.offset,
+      take: query.limit,
+    });
+  }
+}

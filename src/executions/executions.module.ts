@@ -1,0 +1,67 @@
+import { BullModule } from '@nestjs/bull';
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { EventsModule } from '../events/events.module.js';
+import { KnowledgeBasesModule } from '../knowledge-bases/knowledge-bases.module.js';
+import { WorkflowsModule } from '../workflows/workflows.module.js';
+import { CHANNEL_ADAPTERS, type ChannelAdapters } from './channels/channel-adapter.js';
+import { StoringChannelAdapter } from './channels/storing-channel.adapter.js';
+import { ConversationsService } from './conversations.service.js';
+import { CustomersController } from './customers.controller.js';
+import { Customer } from './entities/customer.entity.js';
+import { ExecutionStep } from './entities/execution-step.entity.js';
+import { Message } from './entities/message.entity.js';
+import { TriggerExecution } from './entities/trigger-execution.entity.js';
+import { WorkflowExecution } from './entities/workflow-execution.entity.js';
+import { ExecutionEngine } from './execution-engine.service.js';
+import { ExecutionsQueryService } from './executions-query.service.js';
+import { ExecutionsProcessor } from './executions.processor.js';
+import { EXECUTIONS_QUEUE } from './executions.queue.js';
+import { ExecutionsService } from './executions.service.js';
+import { ExecutionMetricsService } from './metrics.service.js';
+import { AiResponseNodeHandler } from './nodes/ai-response.node-handler.js';
+import { FormNodeHandler } from './nodes/form.node-handler.js';
+import { MessageNodeHandler } from './nodes/message.node-handler.js';
+import { NODE_HANDLERS, type NodeHandler } from './nodes/node-handler.js';
+import { WorkflowExecutionsController } from './workflow-executions.controller.js';
+
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([Customer, Message, WorkflowExecution, ExecutionStep, TriggerExecution]),
+    // A worker killed mid-job loses its lock after lockDuration; another worker then retries the job.
+    BullModule.registerQueue({ name: EXECUTIONS_QUEUE, settings: { lockDuration: 15_000, stalledInterval: 5_000, maxStalledCount: 3 } }),
+    WorkflowsModule,
+    KnowledgeBasesModule,
+    EventsModule,
+  ],
+  controllers: [WorkflowExecutionsController, CustomersController],
+  providers: [
+    ExecutionsService,
+    ConversationsService,
+    ExecutionEngine,
+    ExecutionsQueryService,
+    ExecutionMetricsService,
+    StoringChannelAdapter,
+    // One adapter per channel with a connector of its own; the rest store and emit message.sent.
+    {
+      provide: CHANNEL_ADAPTERS,
+      useFactory: (storing: StoringChannelAdapter): ChannelAdapters => Object.assign(new Map(), { fallback: storing }),
+      inject: [StoringChannelAdapter],
+    },
+    MessageNodeHandler,
+    AiResponseNodeHandler,
+    FormNodeHandler,
+    {
+      provide: NODE_HANDLERS,
+      useFactory: (...handlers: NodeHandler[]) => handlers,
+      inject: [MessageNodeHandler, AiResponseNodeHandler, FormNodeHandler],
+    },
+  ],
+  // BullModule: the worker module's processor injects the executions queue registered here.
+  exports: [ExecutionsService, ConversationsService, ExecutionsQueryService, ExecutionMetricsService, ExecutionEngine, BullModule],
+})
+export class ExecutionsModule {}
+
+/** The engine's queue processor, loaded only in worker processes (APP_ROLE worker or all). */
+@Module({ imports: [ExecutionsModule], providers: [ExecutionsProcessor] })
+export class ExecutionsWorkerModule {}

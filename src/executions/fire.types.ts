@@ -1,0 +1,23 @@
+import type { ExecutionStatus } from './entities/workflow-execution.entity.js';
+
+/** What a trigger firing hands to the execution engine. */
+export interface FireInput {
+  organizationId: string;
+  triggerId: string;
+  workflowId: string;
+  /** Why the firing is refused, if it is (inactive trigger or workflow): recorded as a failed trigger execution. */
+  refusal?: { code: string; message: string };
+  customerRef?: string | null;
+  channel?: string | null;
+  message?: string | null;
+  data?: Record<string, unknown>;
+  metadata: { user_agent: string | null; timestamp: string; source: 'message' | 'webhook' | 'api' | 'schedule' };
+}
+
+export interface FireResult {
+  triggerId: string;
+  triggerExecutionId: string;
+  workflowExecutionId: string | null;
+  status: ExecutionStatus;
+  error: { code: string; message: string } | null;
+}

@@ -1,0 +1,79 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { resolvePeriod, type Period } from '../common/date-range.js';
+import { WorkflowsService } from '../workflows/workflows.service.js';
+import type { MetricsQuery } from './dto/metrics.query.js';
+import type {
+  MetricsPeriodResponse,
+  TriggerMetricsBucket,
+  TriggerMetricsResponse,
+  TriggerMetricsTotals,
+  WorkflowMetricsResponse,
+} from './dto/metrics.response.js';
+import { ExecutionMetricsRepository, type ExecutionSummary, type SummaryRow } from './metrics.repository.js';
+
+function periodOf(period: Period): MetricsPeriodResponse {
+  return { start_date: period.start.toISOString(), end_date: period.end.toISOString() };
+}
+
+function totals(summary: ExecutionSummary): TriggerMetricsTotals {
+  const t = summary.totals;
+  return {
+    total_executions: t.executions,
+    successful_executions: t.successful,
+    failed_executions: t.failed,
+    success_rate: t.success_rate,
+    average_duration_ms: t.average_duration_ms,
+    unique_customers: t.unique_customers,
+    channel_breakdown: summary.channels,
+  };
+}
+
+function bucket(row: SummaryRow & { date: Date }): TriggerMetricsBucket {
+  return { date: row.date.toISOString(), executions: row.executions, success_rate: row.success_rate, average_duration_ms: row.average_duration_ms };
+}
+
+/**
+ * Execution metrics of one workflow or trigger over a period, per `granularity` bucket. Ownership
+ * is checked first, then the period. Triggers arrive owned (TriggersService.getOwned, called by the
+ * triggers module, which depends on this one).
+ */
+@Injectable()
+export class ExecutionMetricsService {
+  private readonly repository: ExecutionMetricsRepository;
+
+  constructor(
+    @InjectDataSource() dataSource: DataSource,
+    private readonly workflows: WorkflowsService,
+  ) {
+    this.repository = new ExecutionMetricsRepository(dataSource);
+  }
+
+  async forWorkflow(organizationId: string, workflowId: string, query: MetricsQuery, now = new Date()): Promise<WorkflowMetricsResponse> {
+    const workflow = await this.workflows.getOwned(organizationId, workflowId);
+    const period = resolvePeriod(query, now);
+    const summary = await this.repository.workflow(organizationId, workflow.id, period);
+    return {
+      workflow_id: workflow.id,
+      period: periodOf(period),
+      metrics: {
+        ...totals(summary),
+        total_messages_sent: summary.totals.messages_sent ?? 0,
+        total_messages_received: summary.totals.messages_received ?? 0,
+      },
+      daily_metrics: summary.buckets.map((row) => ({
+        ...bucket(row),
+        messages_sent: row.messages_sent ?? 0,
+        messages_received: row.messages_received ?? 0,
+        unique_customers: row.unique_customers,
+      })),
+    };
+  }
+
+  async forTrigger(organizationId: string, triggerId: string, query: MetricsQuery, now = new Date()): Promise<TriggerMetricsResponse> {
+    const period = resolvePeriod(query, now);
+    const summary = await this.repository.trigger(organizationId, triggerId, period);
+    return { trigger_id: triggerId, period: periodOf(period), metrics: totals(summary), daily_metrics: summary.buckets.map(bucket) };
+  }
+}

@@ -1,0 +1,13 @@
+import { Injectable } from '@nestjs/common';
+import type { NodeContext, NodeHandler, NodeOutcome } from './node-handler.js';
+
+@Injectable()
+export class MessageNodeHandler implements NodeHandler {
+  readonly type = 'message';
+
+  async run(ctx: NodeContext): Promise<NodeOutcome> {
+    const content = ctx.node.content as string;
+    const { messageId } = await ctx.send(content);
+    return { status: 'completed', input: { content }, output: { message_sent: true, message_id: messageId, content } };
+  }
+}

@@ -1,0 +1,42 @@
+import type { WorkflowNode } from '../../workflows/node-types/node-type.js';
+import type { ExecutionState, WorkflowExecution } from '../entities/workflow-execution.entity.js';
+
+/** What a node handler can see and do while it runs, inside the engine's transaction. */
+export interface NodeContext {
+  execution: Readonly<WorkflowExecution>;
+  node: WorkflowNode;
+  /** Mutable: handlers keep their progress here (a form's answers). */
+  state: ExecutionState;
+  /** The customer's reply not yet consumed, oldest first; undefined when there is none. */
+  nextReply(): string | undefined;
+  /** Sends a message to the customer through the channel adapter. */
+  send(content: string): Promise<{ messageId: string }>;
+  /** Stores answers on the customer record (emits customer.updated). */
+  updateCustomer(attributes: Record<string, unknown>): Promise<void>;
+}
+
+export type NodeOutcome =
+  | { status: 'completed'; input: Record<string, unknown>; output: Record<string, unknown>; startedAt?: Date }
+  | { status: 'waiting' }
+  | { status: 'failed'; input: Record<string, unknown>; output?: Record<string, unknown>; error: { code: string; message: string } };
+
+/**
+ * One node type's behaviour at run time. Adding a node type: its configuration rules in
+ * src/workflows/node-types/, its handler here, one line in NODE_HANDLERS.
+ */
+export interface NodeHandler {
+  readonly type: string;
+  run(ctx: NodeContext): Promise<NodeOutcome>;
+}
+
+export const NODE_HANDLERS = Symbol('NODE_HANDLERS');
+
+/** Thrown by a handler (or the context) for a failure of the node itself: recorded as a failed step, not retried. */
+export class NodeFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,43 @@
+import { ApiExtraModels, ApiHideProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsObject, IsOptional, IsString, Length, Matches, ValidateBy, ValidateIf } from 'class-validator';
+import { CHANNELS } from '../../common/channels.js';
+import { TRIGGER_CONFIGURATION_DOCS, TRIGGER_CONFIGURATION_SCHEMA } from './trigger-configuration.doc.js';
+
+const given = (_object: object, value: unknown) => value !== undefined && value !== null;
+
+/** Refuses a property that exists on the resource but cannot change (400 INVALID_REQUEST with its field). */
+function Immutable(message: string) {
+  return ValidateBy({ name: 'immutable', validator: { validate: () => false, defaultMessage: () => message } });
+}
+
+/** Any subset of name, channel and configuration; omitted fields keep their values, the status is unchanged. */
+@ApiExtraModels(...TRIGGER_CONFIGURATION_DOCS)
+export class UpdateTriggerDto {
+  // Not `@IsOptional()`, which would let a null name through to the NOT NULL column.
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
+  @ValidateIf((_object: object, value: unknown) => value !== undefined)
+  @IsString()
+  @Length(1, 200)
+  @Matches(/\S/, { message: 'name must not be blank' })
+  name?: string;
+
+  @ApiPropertyOptional({ enum: CHANNELS, nullable: true, description: 'null clears it' })
+  @IsOptional()
+  @IsIn(CHANNELS as unknown as string[], { message: `channel must be one of ${CHANNELS.join(', ')}` })
+  channel?: string | null;
+
+  @ApiPropertyOptional({ ...TRIGGER_CONFIGURATION_SCHEMA, description: `Replaces the configuration (omitted keys take their defaults; a webhook's secret is kept unless sent). ${TRIGGER_CONFIGURATION_SCHEMA.description}` })
+  @ValidateIf((_object: object, value: unknown) => value !== undefined)
+  @IsObject({ message: 'configuration must be an object' })
+  configuration?: Record<string, unknown>;
+
+  @ApiHideProperty()
+  @ValidateIf(given)
+  @Immutable('type cannot be changed; create a new trigger instead')
+  type?: unknown;
+
+  @ApiHideProperty()
+  @ValidateIf(given)
+  @Immutable('workflow_id cannot be changed; create a new trigger instead')
+  workflow_id?: unknown;
+}

@@ -1,0 +1,192 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Repository } from 'typeorm';
+import { ConversationsService } from '../executions/conversations.service.js';
+import { ExecutionErrorCodes } from '../executions/executions.errors.js';
+import { ExecutionsService } from '../executions/executions.service.js';
+import type { FireInput, FireResult } from '../executions/fire.types.js';
+import { isUuid } from '../common/ids/uuid.js';
+import { RateLimiter, type RateLimitResult } from '../redis/rate-limiter.js';
+import { Trigger } from './entities/trigger.entity.js';
+import { InvalidSignatureError, MethodNotAllowedError, NotAnApiTriggerError, RateLimitExceededError } from './inbound.errors.js';
+import { matchesKeywords, type KeywordRules } from './keyword-matcher.js';
+import { TriggersService } from './triggers.service.js';
+import { TriggerNotFoundError } from './triggers.errors.js';
+
+/** Inbound webhooks: 100 requests per minute per trigger (specification, Limits). */
+export const WEBHOOK_RATE_LIMIT = { limit: 100, windowSeconds: 60 };
+const DEFAULT_API_RATE_LIMIT = 100;
+
+export interface FiringContext {
+  customerRef?: string | null;
+  channel?: string | null;
+  message?: string | null;
+  data?: Record<string, unknown>;
+  userAgent: string | null;
+  source: FireInput['metadata']['source'];
+}
+
+export interface WebhookRequest {
+  method: string;
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: Buffer | undefined;
+  body: unknown;
+}
+
+export interface InboundMessageResult {
+  messageId: string;
+  executions: FireResult[];
+}
+
+/**
+ * The four ways a workflow starts — inbound message, webhook, API call, schedule tick — all
+ * end in `fire()`: refused firings (inactive trigger or workflow) are recorded as failed
+ * trigger executions; accepted ones start an execution.
+ */
+@Injectable()
+export class TriggerFiringService {
+  constructor(
+    @InjectRepository(Trigger) private readonly triggers: Repository<Trigger>,
+    private readonly triggersService: TriggersService,
+    private readonly executions: ExecutionsService,
+    private readonly conversations: ConversationsService,
+    private readonly rateLimiter: RateLimiter,
+  ) {}
+
+  async fire(trigger: Trigger, context: FiringContext): Promise<FireResult> {
+    const refusal =
+      trigger.status === 'active' ? undefined : { code: ExecutionErrorCodes.triggerInactive, message: `The trigger is ${trigger.status}` };
+    return this.executions.fire(
+      {
+        organizationId: trigger.organizationId,
+        triggerId: trigger.id,
+        workflowId: trigger.workflowId,
+        refusal,
+        customerRef: context.customerRef ?? null,
+        channel: context.channel ?? trigger.channel ?? null,
+        message: context.message ?? null,
+        data: context.data,
+        metadata: { user_agent: context.userAgent, timestamp: new Date().toISOString(), source: context.source },
+      },
+      (manager) =>
+        manager.query(`UPDATE triggers SET execution_count = execution_count + 1, last_triggered = now() WHERE id = $1`, [trigger.id]),
+    );
+  }
+
+  /**
+   * POST /v1/messages: resumes the customer's waiting execution on that channel if there is
+   * one; otherwise fires every active message trigger whose keywords match.
+   */
+  async receiveMessage(
+    organizationId: string,
+    inbound: { channel: string; customerRef: string; content: string; language?: string | null; metadata?: Record<string, unknown> },
+    userAgent: string | null,
+  ): Promise<InboundMessageResult> {
+    const received = await this.conversations.receive({ organizationId, ...inbound });
+    if (received.resumed) {
+      await this.executions.enqueue(received.resumed.executionId);
+      const { executionId, triggerId, triggerExecutionId } = received.resumed;
+      return {
+        messageId: received.message.id,
+        executions: [{ triggerId: triggerId ?? '', triggerExecutionId: triggerExecutionId ?? '', workflowExecutionId: executionId, status: 'running', error: null }],
+      };
+    }
+    const candidates = await this.triggersService.findActiveMessageTriggers(organizationId);
+    const matching = candidates.filter((t) =>
+      matchesKeywords({ ...(t.configuration as unknown as KeywordRules), channel: (t.configuration.channel as string | undefined) ?? t.channel ?? undefined }, {
+        text: inbound.content,
+        channel: inbound.channel,
+        language: inbound.language,
+      }),
+    );
+    const executions: FireResult[] = [];
+    for (const trigger of matching) {
+      executions.push(
+        await this.fire(trigger, {
+          customerRef: inbound.customerRef,
+          channel: inbound.channel,
+          message: inbound.content,
+          userAgent,
+          source: 'message',
+        }),
+      );
+    }
+    return { messageId: received.message.id, executions };
+  }
+
+  /** POST /v1/hooks/{trigger_id}: no credential; the trigger's secret and headers authenticate. */
+  async receiveWebhook(triggerId: string, request: WebhookRequest): Promise<{ result: FireResult; rateLimit: RateLimitResult }> {
+    if (!isUuid(triggerId)) throw new TriggerNotFoundError();
+    const trigger = await this.triggers.findOne({ where: { id: triggerId, type: 'webhook' } });
+    if (!trigger) throw new TriggerNotFoundError();
+
+    const rateLimit = await this.rateLimiter.hit(`hook:${trigger.id}`, WEBHOOK_RATE_LIMIT.limit, WEBHOOK_RATE_LIMIT.windowSeconds);
+    if (!rateLimit.allowed) throw new RateLimitExceededError(rateLimit);
+
+    const method = ((trigger.configuration.method as string | undefined) ?? 'POST').toUpperCase();
+    if (request.method.toUpperCase() !== method) throw new MethodNotAllowedError(method);
+
+    const secret = this.triggersService.webhookSecret(trigger);
+    if (secret !== null && !signatureMatches(secret, request.rawBody ?? Buffer.alloc(0), request.headers['x-service-signature'])) {
+      throw new InvalidSignatureError();
+    }
+    const required = (trigger.configuration.headers as Record<string, string> | undefined) ?? {};
+    for (const [name, value] of Object.entries(required)) {
+      if (request.headers[name.toLowerCase()] !== value) throw new InvalidSignatureError();
+    }
+
+    const body = typeof request.body === 'object' && request.body !== null && !Array.isArray(request.body) ? (request.body as Record<string, unknown>) : {};
+    const result = await this.fire(trigger, {
+      customerRef: typeof body.customer_id === 'string' ? body.customer_id.slice(0, 200) : null,
+      channel: typeof body.channel === 'string' ? body.channel : null,
+      message: typeof body.message === 'string' ? body.message : null,
+      data: request.body === undefined || request.method === 'GET' ? undefined : (request.body as Record<string, unknown>),
+      userAgent: headerValue(request.headers['user-agent']),
+      source: 'webhook',
+    });
+    return { result, rateLimit };
+  }
+
+  /** POST /v1/triggers/{id}/fire: an api trigger, limited by its configured rate_limit per hour. */
+  async fireApiTrigger(
+    organizationId: string,
+    triggerId: string,
+    body: { customer_id?: string; channel?: string; message?: string; data?: Record<string, unknown> },
+    userAgent: string | null,
+  ): Promise<{ result: FireResult; rateLimit: RateLimitResult }> {
+    const trigger = await this.triggersService.getOwned(organizationId, triggerId);
+    if (trigger.type !== 'api') throw new NotAnApiTriggerError();
+    const limit = Number(trigger.configuration.rate_limit ?? DEFAULT_API_RATE_LIMIT);
+    const rateLimit = await this.rateLimiter.hit(`fire:${trigger.id}`, limit, 3600);
+    if (!rateLimit.allowed) throw new RateLimitExceededError(rateLimit);
+    const result = await this.fire(trigger, {
+      customerRef: body.customer_id ?? null,
+      channel: body.channel ?? null,
+      message: body.message ?? null,
+      data: body.data,
+      userAgent,
+      source: 'api',
+    });
+    return { result, rateLimit };
+  }
+
+  /** A schedule tick (Bull repeatable job). A deleted trigger's leftover tick is ignored. */
+  async fireSchedule(triggerId: string): Promise<FireResult | null> {
+    const trigger = await this.triggers.findOne({ where: { id: triggerId, type: 'schedule' } });
+    if (!trigger) return null;
+    return this.fire(trigger, { userAgent: null, source: 'schedule' });
+  }
+}
+
+function headerValue(value: string | string[] | undefined): string | null {
+  return Array.isArray(value) ? (value[0] ?? null) : (value ?? null);
+}
+
+/** Constant-time comparison of the hex HMAC-SHA256 of the raw body. */
+export function signatureMatches(secret: string, rawBody: Buffer, header: string | string[] | undefined): boolean {
+  const given = headerValue(header)?.trim().toLowerCase();
+  if (!given || !/^[0-9a-f]{64}$/.test(given)) return false;
+  const expected = createHmac('sha256', secret).update(rawBody).digest();
+  return timingSafeEqual(expected, Buffer.from(given, 'hex'));
+}

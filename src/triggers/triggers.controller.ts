@@ -1,0 +1,121 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Principal } from '../auth/access.js';
+import { CurrentPrincipal, RequireAccess } from '../auth/decorators/access.decorators.js';
+import { ApiData, ApiDeleted, ApiErrors, ApiPage } from '../common/http/api-docs.js';
+import { deleted, ok } from '../common/http/envelope.js';
+import { paginate } from '../common/pagination/page.query.js';
+import { CreateTriggerDto } from './dto/create-trigger.dto.js';
+import { ListTriggersQuery } from './dto/list-triggers.query.js';
+import {
+  TriggerActivatedResponse,
+  TriggerDeactivatedResponse,
+  TriggerPausedResponse,
+  TriggerResponse,
+  TriggerResumedResponse,
+} from './dto/trigger.response.js';
+import { UpdateTriggerDto } from './dto/update-trigger.dto.js';
+import type { Trigger } from './entities/trigger.entity.js';
+import { TriggersService } from './triggers.service.js';
+
+@ApiTags('Triggers')
+@Controller('v1/triggers')
+export class TriggersController {
+  constructor(private readonly triggers: TriggersService) {}
+
+  @Get()
+  @RequireAccess('triggers', 'read')
+  @ApiOperation({ summary: 'List triggers, newest first (webhook secrets are left out)' })
+  @ApiPage(TriggerResponse)
+  @ApiErrors(400)
+  async list(@CurrentPrincipal() principal: Principal, @Query() query: ListTriggersQuery) {
+    const [items, total] = await this.triggers.list(principal.organizationId, query);
+    return paginate(items.map((t) => this.toResponse(t, false)), total, query);
+  }
+
+  @Get(':trigger_id')
+  @RequireAccess('triggers', 'read')
+  @ApiOperation({ summary: 'Get a trigger' })
+  @ApiData(TriggerResponse)
+  @ApiErrors(404)
+  async get(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string) {
+    return ok(this.toResponse(await this.triggers.getOwned(principal.organizationId, id), true));
+  }
+
+  @Post()
+  @HttpCode(201)
+  @RequireAccess('triggers', 'write')
+  @ApiOperation({ summary: 'Create a trigger (status active)' })
+  @ApiData(TriggerResponse, 201, 'Created')
+  @ApiErrors(400, 404, 409, 422)
+  async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateTriggerDto) {
+    return ok(this.toResponse(await this.triggers.create(principal.organizationId, body), true));
+  }
+
+  @Put(':trigger_id')
+  @RequireAccess('triggers', 'write')
+  @ApiOperation({ summary: 'Update name, channel or configuration; omitted fields are kept, the status is unchanged' })
+  @ApiData(TriggerResponse)
+  @ApiErrors(400, 404, 409, 422)
+  async update(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string, @Body() body: UpdateTriggerDto) {
+    return ok(this.toResponse(await this.triggers.update(principal.organizationId, id, body), true));
+  }
+
+  @Delete(':trigger_id')
+  @RequireAccess('triggers', 'delete')
+  @ApiOperation({ summary: 'Delete a trigger (and its schedule)' })
+  @ApiDeleted()
+  @ApiErrors(404)
+  async delete(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string) {
+    await this.triggers.delete(principal.organizationId, id);
+    return deleted('Trigger deleted');
+  }
+
+  @Post(':trigger_id/activate')
+  @HttpCode(200)
+  @RequireAccess('triggers', 'write')
+  @ApiOperation({ summary: 'Activate a trigger (from any state)' })
+  @ApiData(TriggerActivatedResponse)
+  @ApiErrors(404)
+  async activate(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string) {
+    const t = await this.triggers.activate(principal.organizationId, id);
+    return ok({ id: t.id, status: t.status, activated_at: t.activatedAt });
+  }
+
+  @Post(':trigger_id/deactivate')
+  @HttpCode(200)
+  @RequireAccess('triggers', 'write')
+  @ApiOperation({ summary: 'Deactivate a trigger (from any state)' })
+  @ApiData(TriggerDeactivatedResponse)
+  @ApiErrors(404)
+  async deactivate(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string) {
+    const t = await this.triggers.deactivate(principal.organizationId, id);
+    return ok({ id: t.id, status: t.status, deactivated_at: t.deactivatedAt });
+  }
+
+  @Post(':trigger_id/pause')
+  @HttpCode(200)
+  @RequireAccess('triggers', 'write')
+  @ApiOperation({ summary: 'Pause a trigger (from any state)' })
+  @ApiData(TriggerPausedResponse)
+  @ApiErrors(404)
+  async pause(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string) {
+    const t = await this.triggers.pause(principal.organizationId, id);
+    return ok({ id: t.id, status: t.status, paused_at: t.pausedAt });
+  }
+
+  @Post(':trigger_id/resume')
+  @HttpCode(200)
+  @RequireAccess('triggers', 'write')
+  @ApiOperation({ summary: 'Resume a paused trigger (409 INVALID_STATE_TRANSITION from any other state)' })
+  @ApiData(TriggerResumedResponse)
+  @ApiErrors(404, 409)
+  async resume(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string) {
+    const t = await this.triggers.resume(principal.organizationId, id);
+    return ok({ id: t.id, status: t.status, resumed_at: t.resumedAt });
+  }
+
+  private toResponse(trigger: Trigger, withSecret: boolean): TriggerResponse {
+    return TriggerResponse.from(trigger, this.triggers.presentConfiguration(trigger, withSecret));
+  }
+}

@@ -1,0 +1,33 @@
+import { DomainError } from '../common/errors/domain-error.js';
+
+export class TriggerNotFoundError extends DomainError {
+  constructor() {
+    super('TRIGGER_NOT_FOUND', 404, 'Trigger not found');
+  }
+}
+
+export class TriggerAlreadyExistsError extends DomainError {
+  constructor() {
+    super('TRIGGER_ALREADY_EXISTS', 409, 'A trigger with this name exists', { field: 'name' });
+  }
+}
+
+/** The configuration breaks its type's rules; `field` points at the offending value. */
+export class InvalidTriggerConfigError extends DomainError {
+  constructor(message: string, field: string) {
+    super('INVALID_TRIGGER_CONFIG', 400, message, { field });
+  }
+}
+
+/** A schedule's cron expression does not parse; `details` carries the parser's reason. */
+export class InvalidCronExpressionError extends DomainError {
+  constructor(field: string, reason: string) {
+    super('INVALID_CRON_EXPRESSION', 422, 'cron_expression is not a valid cron expression', { field, details: reason });
+  }
+}
+
+export class InvalidStateTransitionError extends DomainError {
+  constructor(message: string) {
+    super('INVALID_STATE_TRANSITION', 409, message);
+  }
+}

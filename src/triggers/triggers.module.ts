@@ -1,0 +1,26 @@
+import { BullModule } from '@nestjs/bull';
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ExecutionsModule } from '../executions/executions.module.js';
+import { WorkflowsModule } from '../workflows/workflows.module.js';
+import { Trigger } from './entities/trigger.entity.js';
+import { InboundController } from './inbound.controller.js';
+import { SchedulesProcessor } from './schedules.processor.js';
+import { TriggerExecutionsController } from './trigger-executions.controller.js';
+import { TriggerFiringService } from './trigger-firing.service.js';
+import { TriggerSchedulesService } from './trigger-schedules.service.js';
+import { TriggersController } from './triggers.controller.js';
+import { TriggersService } from './triggers.service.js';
+import { SCHEDULES_QUEUE } from './triggers.queue.js';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([Trigger]), BullModule.registerQueue({ name: SCHEDULES_QUEUE }), WorkflowsModule, ExecutionsModule],
+  controllers: [TriggersController, TriggerExecutionsController, InboundController],
+  providers: [TriggersService, TriggerSchedulesService, TriggerFiringService],
+  exports: [TriggersService, TriggerSchedulesService, TriggerFiringService],
+})
+export class TriggersModule {}
+
+/** The schedules processor, loaded only in worker processes (APP_ROLE worker or all). */
+@Module({ imports: [TriggersModule], providers: [SchedulesProcessor] })
+export class TriggersWorkerModule {}

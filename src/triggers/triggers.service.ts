@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, QueryFailedError, type EntityManager, type FindOptionsWhere, type Repository } from 'typeorm';
+import { SecretBox } from '../common/crypto/secret-box.js';
+import { isUuid } from '../common/ids/uuid.js';
+import { AppConfig } from '../config/app-config.js';
+import { isUniqueViolation } from '../database/postgres-errors.js';
+import { WorkflowNotFoundError } from '../workflows/workflows.errors.js';
+import { WorkflowsService } from '../workflows/workflows.service.js';
+import type { CreateTriggerDto } from './dto/create-trigger.dto.js';
+import type { ListTriggersQuery } from './dto/list-triggers.query.js';
+import type { UpdateTriggerDto } from './dto/update-trigger.dto.js';
+import { Trigger, type TriggerType } from './entities/trigger.entity.js';
+import { TriggerSchedulesService } from './trigger-schedules.service.js';
+import { parseTriggerConfiguration, presentTriggerConfiguration, type TriggerConfigurationMap } from './trigger-types/index.js';
+import { InvalidStateTransitionError, TriggerAlreadyExistsError, TriggerNotFoundError } from './triggers.errors.js';
+
+/** PostgreSQL's foreign_key_violation on the workflow reference (the workflow was deleted meanwhile). */
+function isMissingWorkflow(error: unknown): boolean {
+  if (!(error instanceof QueryFailedError)) return false;
+  const driverError = error.driverError as { code?: string; detail?: string };
+  return driverError.code === '23503' && (driverError.detail ?? '').includes('workflow_id');
+}
+
+@Injectable()
+export class TriggersService {
+  constructor(
+    @InjectRepository(Trigger) private readonly triggers: Repository<Trigger>,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly workflows: WorkflowsService,
+    private readonly schedules: TriggerSchedulesService,
+    private readonly secretBox: SecretBox,
+    private readonly config: AppConfig,
+  ) {}
+
+  async list(organizationId: string, query: ListTriggersQuery): Promise<[Trigger[], number]> {
+    const where: FindOptionsWhere<Trigger> = { organizationId };
+    if (query.type) where.type = query.type;
+    if (query.status) where.status = query.status;
+    if (query.workflow_id) where.workflowId = query.workflow_id;
+    return this.triggers.findAndCount({ where, order: { createdAt: 'DESC', id: 'DESC' }, skip: query.offset, take: query.limit });
+  }
+
+  /** The caller's trigger, or 404 as if absent (another organization's, or a malformed id). Locked when in a transaction. */
+  async getOwned(organizationId: string, id: string, manager?: EntityManager): Promise<Trigger> {
+    if (!isUuid(id)) throw new TriggerNotFoundError();
+    const repo = manager ? manager.getRepository(Trigger) : this.triggers;
+    const trigger = await repo.findOne({ where: { id, organizationId }, lock: manager ? { mode: 'pessimistic_write' } : undefined });
+    if (!trigger) throw new TriggerNotFoundError();
+    return trigger;
+  }
+
+  async create(organizationId: string, dto: CreateTriggerDto): Promise<Trigger> {
+    const { configuration, secret } = parseTriggerConfiguration(dto.type, dto.configuration);
+    await this.workflows.getOwned(organizationId, dto.workflow_id);
+    // The id is known before the insert: the sealed secret is bound to it.
+    const id = randomUUID();
+    const now = new Date();
+    return this.writing(async (manager) => {
+      if (dto.type === 'schedule') await this.schedules.lockForSchedule(manager, id);
+      const repo = manager.getRepository(Trigger);
+      const trigger = await repo.save(
+        repo.create({
+          id,
+          organizationId,
+          workflowId: dto.workflow_id,
+          name: dto.name,
+          type: dto.type,
+          status: 'active',
+          channel: dto.channel ?? null,
+          configuration: configuration as unknown as Record<string, unknown>,
+          secretEncrypted: secret ? this.secretBox.seal(secret, id) : null,
+          executionCount: 0,
+          lastTriggered: null,
+          activatedAt: now,
+        }),
+      );
+      await this.schedules.sync(trigger);
+      return trigger;
+    });
+  }
+
+  async update(organizationId: string, id: string, dto: UpdateTriggerDto): Promise<Trigger> {
+    return this.writing(async (manager) => {
+      const trigger = await this.getOwned(organizationId, id, manager);
+      if (dto.configuration !== undefined) {
+        const { configuration, secret } = parseTriggerConfiguration(trigger.type, dto.configuration);
+        trigger.configuration = configuration as unknown as Record<string, unknown>;
+        if (secret !== undefined) trigger.secretEncrypted = secret === null ? null : this.secretBox.seal(secret, trigger.id);
+      }
+      if (dto.name !== undefined) trigger.name = dto.name;
+      if (dto.channel !== undefined) trigger.channel = dto.channel;
+      trigger.updatedAt = new Date();
+      const saved = await manager.getRepository(Trigger).save(trigger);
+      await this.schedules.sync(saved);
+      return saved;
+    });
+  }
+
+  async delete(organizationId: string, id: string): Promise<void> {
+    await this.writing(async (manager) => {
+      const trigger = await this.getOwned(organizationId, id, manager);
+      await manager.getRepository(Trigger).delete({ id: trigger.id, organizationId });
+      if (trigger.type === 'schedule') await this.schedules.unschedule(trigger.id);
+    });
+  }
+
+  /** From any state; activating an active trigger keeps its activated_at. */
+  activate(organizationId: string, id: string): Promise<Trigger> {
+    return this.transition(organizationId, id, (t, now) => {
+      if (t.status === 'active' && t.activatedAt) return false;
+      t.status = 'active';
+      t.activatedAt = now;
+      return true;
+    });
+  }
+
+  /** From any state; deactivating an inactive trigger keeps its deactivated_at. */
+  deactivate(organizationId: string, id: string): Promise<Trigger> {
+    return this.transition(organizationId, id, (t, now) => {
+      if (t.status === 'inactive' && t.deactivatedAt) return false;
+      t.status = 'inactive';
+      t.deactivatedAt = now;
+      return true;
+    });
+  }
+
+  /** From any state; pausing a paused trigger keeps its paused_at. */
+  pause(organizationId: string, id: string): Promise<Trigger> {
+    return this.transition(organizationId, id, (t, now) => {
+      if (t.status === 'paused' && t.pausedAt) return false;
+      t.status = 'paused';
+      t.pausedAt = now;
+      return true;
+    });
+  }
+
+  /** Only from paused (409 INVALID_STATE_TRANSITION otherwise). */
+  resume(organizationId: string, id: string): Promise<Trigger> {
+    return this.transition(organizationId, id, (t, now) => {
+      if (t.status !== 'paused') throw new InvalidStateTransitionError(`Only a paused trigger can be resumed; this one is ${t.status}`);
+      t.status = 'active';
+      t.resumedAt = now;
+      return true;
+    });
+  }
+
+  /** Active message triggers of an organization, oldest first; whether their workflow is active is the firing path's check. */
+  async findActiveMessageTriggers(organizationId: string): Promise<Trigger[]> {
+    return this.triggers.find({ where: { organizationId, type: 'message', status: 'active' }, order: { createdAt: 'ASC', id: 'ASC' } });
+  }
+
+  /** A webhook trigger's verification secret, decrypted; null when it has none. Throws when it cannot be decrypted (key changed). */
+  webhookSecret(trigger: Pick<Trigger, 'id' | 'secretEncrypted'>): string | null {
+    return trigger.secretEncrypted ? this.secretBox.open(trigger.secretEncrypted, trigger.id) : null;
+  }
+
+  /** The stored, normalised configuration of a trigger of the given type, typed; throws on a type mismatch. */
+  configurationOf<T extends TriggerType>(trigger: Pick<Trigger, 'id' | 'type' | 'configuration'>, type: T): TriggerConfigurationMap[T] {
+    if (trigger.type !== type) throw new Error(`Trigger ${trigger.id} is a ${trigger.type} trigger, not ${type}`);
+    return trigger.configuration as unknown as TriggerConfigurationMap[T];
+  }
+
+  /** The configuration as clients see it; the webhook secret only when `withSecret` (create, get, update). */
+  presentConfiguration(trigger: Trigger, withSecret: boolean): Record<string, unknown> {
+    const secret = withSecret && trigger.type === 'webhook' ? this.webhookSecret(trigger) : undefined;
+    return presentTriggerConfiguration(trigger, { id: trigger.id, publicBaseUrl: this.config.publicBaseUrl, secret });
+  }
+
+  /** Applies a state change under the row lock; `change` answers whether it changed anything. */
+  private transition(organizationId: string, id: string, change: (trigger: Trigger, now: Date) => boolean): Promise<Trigger> {
+    return this.writing(async (manager) => {
+      const trigger = await this.getOwned(organizationId, id, manager);
+      const saved = change(trigger, new Date()) ? await manager.getRepository(Trigger).save(trigger) : trigger;
+      // Also when nothing changed: re-registering heals a job lost from Redis.
+      await this.schedules.sync(saved);
+      return saved;
+    });
+  }
+
+  /** Runs a write in a transaction; a name collision is 409 TRIGGER_ALREADY_EXISTS, a workflow deleted meanwhile 404. */
+  private async writing<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    try {
+      return await this.dataSource.transaction(work);
+    } catch (error) {
+      if (isUniqueViolation(error, 'uq_triggers_org_name')) throw new TriggerAlreadyExistsError();
+      if (isMissingWorkflow(error)) throw new WorkflowNotFoundError();
+      throw error;
+    }
+  }
+}

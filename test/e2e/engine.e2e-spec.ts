@@ -1,0 +1,291 @@
+import { createHmac } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SchedulesProcessor } from '../../src/triggers/schedules.processor.js';
+import { createTrigger } from '../factories/triggers.js';
+import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
+import { waitFor } from '../utils/wait-for.js';
+
+type Node = Record<string, unknown>;
+
+describe('execution engine: triggers firing, conversations, steps', () => {
+  let t: TestApp;
+  let org: TestOrganization;
+  let db: DataSource;
+  let seq = 0;
+
+  beforeAll(async () => {
+    t = await startTestApp({ RATE_LIMITS_ENABLED: 'false' });
+    org = await createOrganization(t);
+    db = t.app.get(DataSource);
+    const kb = await t.http
+      .put('/v1/knowledge-bases/faq')
+      .set(org.auth('read_write'))
+      .send({
+        entries: [
+          { question: 'How long does shipping take?', answer: 'Shipping takes 3 to 5 business days.' },
+          { question: 'How can I return an item?', answer: 'You can return any item within 30 days.' },
+          { question: 'What are your opening hours?', answer: 'We are open from 9am to 5pm, Monday to Friday.' },
+        ],
+      });
+    expect([200, 201]).toContain(kb.status);
+  });
+  afterAll(() => t?.close());
+
+  async function activeWorkflow(nodes: Node[]): Promise<string> {
+    seq += 1;
+    const created = await t.http
+      .post('/v1/workflows')
+      .set(org.auth('read_write'))
+      .send({ name: `engine-${seq}-${Date.now()}`, channel: 'whatsapp', configuration: { nodes } });
+    expect(created.status).toBe(201);
+    expect((await t.http.post(`/v1/workflows/${created.body.data.id}/activate`).set(org.auth('read_write'))).status).toBe(200);
+    return created.body.data.id;
+  }
+
+  const send = (customer: string, message: string, extra: Record<string, unknown> = {}) =>
+    t.http.post('/v1/messages').set(org.auth('read_write')).send({ channel: 'whatsapp', customer_id: customer, message, ...extra });
+
+  const execution = async (id: string) => (await db.query('SELECT * FROM workflow_executions WHERE id = $1', [id]))[0];
+  const outbound = async (id: string): Promise<string[]> =>
+    (await db.query(`SELECT content FROM messages WHERE execution_id = $1 AND direction = 'outbound' ORDER BY created_at, id`, [id])).map(
+      (r: { content: string }) => r.content,
+    );
+  const waiting = (id: string) => waitFor(`execution ${id} to wait`, async () => (await execution(id)).waiting === true);
+  const finished = (id: string) =>
+    waitFor(`execution ${id} to finish`, async () => {
+      const e = await execution(id);
+      return e.status !== 'running' ? e : undefined;
+    });
+
+  it('runs message → ai_response → form over several inbound messages, re-asking a wrong answer', async () => {
+    const workflowId = await activeWorkflow([
+      { id: 'welcome', type: 'message', content: 'Hi! Let me look that up.', next: 'answer' },
+      { id: 'answer', type: 'ai_response', knowledge_base: 'faq', next: 'contact' },
+      {
+        id: 'contact',
+        type: 'form',
+        fields: [
+          { name: 'email', type: 'email', required: true, label: 'What is your email?' },
+          { name: 'satisfaction', type: 'rating', required: true, label: 'How would you rate us from 1 to 5?' },
+        ],
+      },
+    ]);
+    const trigger = await createTrigger(t, org, workflowId, 'message', { keywords: ['shipping'] });
+    const customer = `+1555${Date.now() % 1_000_000}`;
+
+    const first = await send(customer, 'How long does shipping take to Spain?', { language: 'en' });
+    expect(first.status).toBe(202);
+    expect(first.body.data.message_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(first.body.data.executions).toHaveLength(1);
+    const fired = first.body.data.executions[0];
+    expect(fired).toMatchObject({ trigger_id: trigger.id, trigger_execution_id: expect.any(String), workflow_execution_id: expect.any(String) });
+    const id = fired.workflow_execution_id;
+
+    await waiting(id);
+    expect(await outbound(id)).toEqual(['Hi! Let me look that up.', 'Shipping takes 3 to 5 business days.', 'What is your email?']);
+
+    // A wrong answer is asked again; the execution keeps waiting.
+    expect((await send(customer, 'my email is secret')).body.data.executions).toEqual([
+      { trigger_id: trigger.id, trigger_execution_id: fired.trigger_execution_id, workflow_execution_id: id, status: 'running' },
+    ]);
+    await waitFor('the re-ask', async () => (await outbound(id)).length === 4);
+    expect((await outbound(id))[3]).toMatch(/email address/);
+    expect((await execution(id)).status).toBe('running');
+
+    await send(customer, 'Ada@Example.com');
+    await waitFor('the second question', async () => (await outbound(id)).length === 5);
+    expect((await outbound(id))[4]).toBe('How would you rate us from 1 to 5?');
+    await send(customer, '5');
+    const done = await finished(id);
+    expect(done.status).toBe('success');
+    expect(done.output).toEqual({ response: 'How would you rate us from 1 to 5?', next_action: 'end' });
+    expect(done.duration_ms).toBeGreaterThanOrEqual(0);
+
+    const steps = await db.query('SELECT * FROM execution_steps WHERE execution_id = $1 ORDER BY started_at, created_at', [id]);
+    expect(steps.map((s: { node_id: string }) => s.node_id)).toEqual(['welcome', 'answer', 'contact']);
+    expect(steps.every((s: { status: string }) => s.status === 'completed')).toBe(true);
+    expect(steps[0].output).toMatchObject({ message_sent: true, content: 'Hi! Let me look that up.' });
+    expect(steps[1].input).toEqual({ question: 'How long does shipping take to Spain?', knowledge_base: 'faq' });
+    expect(steps[1].output.response).toBe('Shipping takes 3 to 5 business days.');
+    expect(steps[1].output.confidence).toBeGreaterThan(0);
+    expect(steps[1].output.confidence).toBeLessThanOrEqual(1);
+    expect(steps[2].output).toEqual({ answers: { email: 'ada@example.com', satisfaction: 5 } });
+    for (const s of steps) expect(s.duration_ms).toBe(new Date(s.completed_at).getTime() - new Date(s.started_at).getTime());
+
+    const [customerRow] = await db.query('SELECT * FROM customers WHERE organization_id = $1 AND external_id = $2', [org.id, customer]);
+    expect(customerRow.attributes).toEqual({ email: 'ada@example.com', satisfaction: 5 });
+    const inbound = await db.query(`SELECT count(*)::int AS n FROM messages WHERE customer_id = $1 AND direction = 'inbound'`, [customerRow.id]);
+    expect(inbound[0].n).toBe(4);
+
+    const [te] = await db.query('SELECT * FROM trigger_executions WHERE id = $1', [fired.trigger_execution_id]);
+    expect(te).toMatchObject({ status: 'success', workflow_execution_id: id, error: null });
+    expect(te.input).toMatchObject({ message: 'How long does shipping take to Spain?', customer_id: customer, channel: 'whatsapp', metadata: { source: 'message' } });
+
+    const workflow = (await t.http.get(`/v1/workflows/${workflowId}`).set(org.auth('read_only'))).body.data;
+    expect(workflow).toMatchObject({ execution_count: 1, success_rate: 1 });
+    const triggerNow = (await t.http.get(`/v1/triggers/${trigger.id}`).set(org.auth('read_only'))).body.data;
+    expect(triggerNow.execution_count).toBe(1);
+    expect(triggerNow.last_triggered).not.toBeNull();
+
+    const events = (await db.query(`SELECT type, data FROM outbox_events WHERE organization_id = $1 AND (data->>'execution_id' = $2 OR data->>'workflow_execution_id' = $2 OR data->>'customer_id' = $3)`, [org.id, id, customer])) as { type: string; data: Record<string, unknown> }[];
+    const types = events.map((e) => e.type);
+    for (const type of ['customer.created', 'message.received', 'trigger.activated', 'workflow.started', 'message.sent', 'customer.updated', 'workflow.completed']) {
+      expect(types).toContain(type);
+    }
+    expect(types).not.toContain('workflow.failed');
+    expect(types.filter((x) => x === 'message.sent')).toHaveLength(5);
+    expect(types.filter((x) => x === 'message.received')).toHaveLength(4);
+    expect(types.filter((x) => x === 'customer.created')).toHaveLength(1);
+    expect(events.find((e) => e.type === 'workflow.completed')?.data).toMatchObject({
+      workflow_id: workflowId, execution_id: id, status: 'success', customer_id: customer, channel: 'whatsapp', duration_ms: done.duration_ms,
+    });
+  });
+
+  it('matches keywords honouring case_sensitive, exact_match, language and channel; unmatched messages start nothing', async () => {
+    const workflowId = await activeWorkflow([{ id: 'm', type: 'message', content: 'matched' }]);
+    const exact = await createTrigger(t, org, workflowId, 'message', { keywords: ['START'], exact_match: true, case_sensitive: true });
+    const spanish = await createTrigger(t, org, workflowId, 'message', { keywords: ['hola'], language: 'es' });
+    const insta = await createTrigger(t, org, workflowId, 'message', { keywords: ['promo'], channel: 'instagram' });
+    const firedBy = async (message: string, extra: Record<string, unknown> = {}) =>
+      ((await send(`kw-${++seq}-${Date.now()}`, message, extra)).body.data.executions as { trigger_id: string }[]).map((e) => e.trigger_id);
+
+    expect(await firedBy('START')).toEqual([exact.id]);
+    expect(await firedBy('start')).toEqual([]);
+    expect(await firedBy('START now')).toEqual([]);
+    expect(await firedBy('hola amigos', { language: 'es-MX' })).toEqual([spanish.id]);
+    expect(await firedBy('hola amigos', { language: 'en' })).toEqual([]);
+    expect(await firedBy('any promo today?')).toEqual([]);
+    expect(await firedBy('any promo today?', { channel: 'instagram' })).toEqual([insta.id]);
+    expect(await firedBy('nothing to see')).toEqual([]);
+  });
+
+  it('records a failed trigger execution when the trigger or the workflow is not active', async () => {
+    const workflowId = await activeWorkflow([{ id: 'm', type: 'message', content: 'never sent' }]);
+    const paused = await createTrigger(t, org, workflowId, 'api', { rate_limit: 10 });
+    expect((await t.http.post(`/v1/triggers/${paused.id}/pause`).set(org.auth('read_write'))).status).toBe(200);
+    const res = await t.http.post(`/v1/triggers/${paused.id}/fire`).set(org.auth('read_write')).send({ customer_id: 'c-paused', message: 'x' });
+    expect(res.status).toBe(202);
+    expect(res.body.data).toMatchObject({ status: 'failed', workflow_execution_id: null, error: { code: 'TRIGGER_INACTIVE' } });
+    const [te] = await db.query('SELECT status, error FROM trigger_executions WHERE id = $1', [res.body.data.trigger_execution_id]);
+    expect(te).toMatchObject({ status: 'failed', error: { code: 'TRIGGER_INACTIVE' } });
+
+    const active = await createTrigger(t, org, workflowId, 'api', { rate_limit: 10 });
+    expect((await t.http.post(`/v1/workflows/${workflowId}/deactivate`).set(org.auth('read_write'))).status).toBe(200);
+    const refused = await t.http.post(`/v1/triggers/${active.id}/fire`).set(org.auth('read_write')).send({});
+    expect(refused.body.data).toMatchObject({ status: 'failed', error: { code: 'WORKFLOW_INACTIVE' } });
+    const count = await db.query('SELECT count(*)::int AS n FROM workflow_executions WHERE workflow_id = $1', [workflowId]);
+    expect(count[0].n).toBe(0);
+  });
+
+  it('fires api triggers within their hourly rate_limit, then answers 429 with retry_after', async () => {
+    const workflowId = await activeWorkflow([{ id: 'm', type: 'message', content: 'fired by api' }]);
+    const trigger = await createTrigger(t, org, workflowId, 'api', { rate_limit: 2 });
+    const fire = () => t.http.post(`/v1/triggers/${trigger.id}/fire`).set(org.auth('read_write')).send({ customer_id: 'api-customer', data: { order: 42 } });
+    const a = await fire();
+    expect(a.status).toBe(202);
+    expect(a.headers['x-ratelimit-limit']).toBe('2');
+    expect(a.headers['x-ratelimit-remaining']).toBe('1');
+    expect((await fire()).status).toBe(202);
+    const limited = await fire();
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(limited.body.error.retry_after).toBeGreaterThan(0);
+    expect(Number(limited.headers['retry-after'])).toBe(limited.body.error.retry_after);
+    const done = await finished(a.body.data.workflow_execution_id);
+    expect(done.status).toBe('success');
+    expect(done.input).toEqual({ message: null, data: { order: 42 } });
+    expect(await outbound(done.id)).toEqual(['fired by api']);
+
+    const read = await t.http.post(`/v1/triggers/${trigger.id}/fire`).set(org.auth('read_only')).send({});
+    expect(read.status).toBe(403);
+    const other = await createOrganization(t);
+    expect((await t.http.post(`/v1/triggers/${trigger.id}/fire`).set(other.auth()).send({})).body.error.code).toBe('TRIGGER_NOT_FOUND');
+  });
+
+  it('fires webhook triggers only with a valid signature and the configured method and headers', async () => {
+    const workflowId = await activeWorkflow([{ id: 'm', type: 'message', content: 'hooked' }]);
+    const secret = 'a-webhook-secret-of-some-length';
+    const trigger = await createTrigger(t, org, workflowId, 'webhook', { secret, method: 'POST', headers: { 'X-Source': 'crm' } });
+    const url = `/v1/hooks/${trigger.id}`;
+    expect(trigger.configuration.url).toMatch(new RegExp(`/v1/hooks/${trigger.id}$`));
+    const body = JSON.stringify({ customer_id: 'hook-customer', message: 'order shipped', order: 7 });
+    const sign = (raw: string) => createHmac('sha256', secret).update(raw).digest('hex');
+    const post = (headers: Record<string, string>, raw = body) => t.http.post(url).set({ 'Content-Type': 'application/json', ...headers }).send(raw);
+
+    const good = await post({ 'X-Service-Signature': sign(body), 'X-Source': 'crm', 'User-Agent': 'crm-bot/1.0' });
+    expect(good.status).toBe(202);
+    expect(good.body.data).toMatchObject({ trigger_id: trigger.id, status: 'running' });
+    const missing = await post({ 'X-Source': 'crm' });
+    expect(missing.status).toBe(401);
+    expect(missing.body.error.code).toBe('INVALID_SIGNATURE');
+    const wrong = await post({ 'X-Service-Signature': sign(`${body} `), 'X-Source': 'crm' });
+    expect(wrong.status).toBe(401);
+    const tampered = await post({ 'X-Service-Signature': sign(body), 'X-Source': 'crm' }, body.replace('7', '8'));
+    expect(tampered.status).toBe(401);
+    const noHeader = await post({ 'X-Service-Signature': sign(body) });
+    expect(noHeader.status).toBe(401);
+    const put = await t.http.put(url).set({ 'Content-Type': 'application/json', 'X-Service-Signature': sign(body), 'X-Source': 'crm' }).send(body);
+    expect(put.status).toBe(405);
+    expect((await t.http.post('/v1/hooks/00000000-0000-4000-8000-000000000000').send({})).body.error.code).toBe('TRIGGER_NOT_FOUND');
+
+    const done = await finished(good.body.data.workflow_execution_id);
+    expect(done).toMatchObject({ status: 'success', customer_ref: 'hook-customer', input: { message: 'order shipped', data: { customer_id: 'hook-customer', message: 'order shipped', order: 7 } } });
+    const [te] = await db.query('SELECT input FROM trigger_executions WHERE id = $1', [good.body.data.trigger_execution_id]);
+    expect(te.input.metadata).toMatchObject({ user_agent: 'crm-bot/1.0', source: 'webhook' });
+    const executions = await db.query('SELECT count(*)::int AS n FROM trigger_executions WHERE trigger_id = $1', [trigger.id]);
+    expect(executions[0].n).toBe(1);
+  });
+
+  it('limits each webhook trigger to 100 requests a minute', async () => {
+    const workflowId = await activeWorkflow([{ id: 'm', type: 'message', content: 'x' }]);
+    const trigger = await createTrigger(t, org, workflowId, 'webhook', {});
+    // Use up the window without firing: a wrong method still counts against the trigger's limit.
+    for (let i = 0; i < 100; i++) expect((await t.http.get(`/v1/hooks/${trigger.id}`)).status).toBe(405);
+    const limited = await t.http.post(`/v1/hooks/${trigger.id}`).send({});
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(limited.headers['x-ratelimit-limit']).toBe('100');
+  });
+
+  it('fires a schedule trigger on its repeatable job tick', async () => {
+    const workflowId = await activeWorkflow([{ id: 'm', type: 'message', content: 'scheduled' }]);
+    const trigger = await createTrigger(t, org, workflowId, 'schedule', { cron_expression: '* * * * *', timezone: 'Europe/Madrid' });
+    await t.app.get(SchedulesProcessor).tick({ data: { triggerId: trigger.id } } as never);
+    const [te] = await waitFor('the schedule firing', async () => {
+      const rows = await db.query('SELECT * FROM trigger_executions WHERE trigger_id = $1', [trigger.id]);
+      return rows.length > 0 ? rows : undefined;
+    });
+    expect(te.input.metadata.source).toBe('schedule');
+    const done = await finished(te.workflow_execution_id);
+    // No customer to send to: a message node fails and says why.
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatchObject({ code: 'NO_RECIPIENT', node_id: 'm' });
+  });
+
+  it('fails a waiting conversation when its wait expires', async () => {
+    // Its own queues (a sub-prefix), so that only this app, with the short timeout, runs these executions.
+    const short = await startTestApp({ RATE_LIMITS_ENABLED: 'false', CONVERSATION_TIMEOUT: '1s', REDIS_KEY_PREFIX: `${t.config.redisKeyPrefix}:short` });
+    try {
+      const created = await short.http.post('/v1/workflows').set(org.auth('read_write')).send({
+        name: `expiring-${Date.now()}`,
+        channel: 'whatsapp',
+        configuration: { nodes: [{ id: 'ask', type: 'form', fields: [{ name: 'city', type: 'text', required: true }] }] },
+      });
+      await short.http.post(`/v1/workflows/${created.body.data.id}/activate`).set(org.auth('read_write'));
+      const trigger = await createTrigger(short, org, created.body.data.id, 'message', { keywords: ['expire-me'] });
+      const res = await short.http.post('/v1/messages').set(org.auth('read_write')).send({ channel: 'whatsapp', customer_id: `exp-${Date.now()}`, message: 'expire-me' });
+      const id = res.body.data.executions[0].workflow_execution_id;
+      const done = await finished(id);
+      expect(done.status).toBe('failed');
+      expect(done.error).toMatchObject({ code: 'CONVERSATION_TIMEOUT', node_id: 'ask' });
+      expect(done.waiting).toBe(false);
+      const [te] = await db.query('SELECT status, error FROM trigger_executions WHERE trigger_id = $1', [trigger.id]);
+      expect(te).toMatchObject({ status: 'failed', error: { code: 'CONVERSATION_TIMEOUT' } });
+      const failedEvents = await db.query(`SELECT count(*)::int AS n FROM outbox_events WHERE type = 'workflow.failed' AND data->>'execution_id' = $1`, [id]);
+      expect(failedEvents[0].n).toBe(1);
+    } finally {
+      await short.close();
+    }
+  });
+});

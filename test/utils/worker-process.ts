@@ -1,0 +1,61 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import type { AppConfig } from '../../src/config/app-config.js';
+
+const MAIN = 'dist/src/main.js';
+
+/** A separate worker process (APP_ROLE=worker) of the built app, sharing the test run's database and Redis prefix. */
+export class WorkerProcess {
+  private child?: ChildProcess;
+  output = '';
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly env: Record<string, string> = {},
+  ) {}
+
+  start(): void {
+    if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build (npm test does it first)`);
+    this.child = spawn(process.execPath, [MAIN], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        APP_ROLE: 'worker',
+        DATABASE_URL: this.config.databaseUrl,
+        REDIS_URL: this.config.redisUrl,
+        REDIS_KEY_PREFIX: this.config.redisKeyPrefix,
+        LOG_LEVEL: 'warn',
+        ...this.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child.stdout?.on('data', (d: Buffer) => (this.output += d.toString()));
+    this.child.stderr?.on('data', (d: Buffer) => (this.output += d.toString()));
+  }
+
+  private get running(): boolean {
+    return !!this.child && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** SIGKILL: no graceful shutdown, the way a crash or an OOM kill ends a process. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || !this.running) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || !this.running) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+  }
+}
