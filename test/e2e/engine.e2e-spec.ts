@@ -142,6 +142,30 @@ describe('execution engine: triggers firing, conversations, steps', () => {
     });
   });
 
+  it('keeps running the workflow version it started with when the workflow is edited meanwhile', async () => {
+    const workflowId = await activeWorkflow([
+      { id: 'ask', type: 'form', fields: [{ name: 'city', type: 'text', required: true, label: 'Which city?' }], next: 'thanks' },
+      { id: 'thanks', type: 'message', content: 'Thanks (version 1)' },
+    ]);
+    await createTrigger(t, org, workflowId, 'message', { keywords: ['pin-version'] });
+    const customer = `pin-${Date.now()}`;
+    const id = (await send(customer, 'pin-version')).body.data.executions[0].workflow_execution_id;
+    await waiting(id);
+    const edited = await t.http
+      .put(`/v1/workflows/${workflowId}`)
+      .set(org.auth('read_write'))
+      .send({ configuration: { nodes: [{ id: 'ask', type: 'form', fields: [{ name: 'city', type: 'text', required: true }], next: 'bye' }, { id: 'bye', type: 'message', content: 'Version 2' }] } });
+    expect(edited.body.data.version).toBe(2);
+    await send(customer, 'Lisbon');
+    const done = await finished(id);
+    expect(done).toMatchObject({ status: 'success', workflow_version: 1 });
+    expect(await outbound(id)).toEqual(['Which city?', 'Thanks (version 1)']);
+    // A new conversation starts on version 2.
+    const next = (await send(`${customer}-2`, 'pin-version')).body.data.executions[0].workflow_execution_id;
+    await waiting(next);
+    expect((await execution(next)).workflow_version).toBe(2);
+  });
+
   it('matches keywords honouring case_sensitive, exact_match, language and channel; unmatched messages start nothing', async () => {
     const workflowId = await activeWorkflow([{ id: 'm', type: 'message', content: 'matched' }]);
     const exact = await createTrigger(t, org, workflowId, 'message', { keywords: ['START'], exact_match: true, case_sensitive: true });
