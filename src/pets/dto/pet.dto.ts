@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsArray, IsIn, IsInt, IsObject, IsString, Length, Max, MaxLength, Min, ValidateIf, ValidateNested, ArrayMaxSize } from 'class-validator';
+import { IsArray, IsIn, IsInt, IsObject, IsString, Length, Max, MaxLength, Min, ValidateNested, ArrayMaxSize } from 'class-validator';
 import { PET_STATUSES, type Pet, type PetStatus } from '../entities/pet.entity.js';
+import { IsOmittable } from '../../common/validation/is-omittable.decorator.js';
 
 const STATUS_MESSAGE = `status must be one of ${PET_STATUSES.join(', ')}`;
 
@@ -9,7 +10,6 @@ const STATUS_MESSAGE = `status must be one of ${PET_STATUSES.join(', ')}`;
  * May be omitted, but when present must be valid. Unlike `@IsOptional()`, null is validated (and
  * refused): a null name, status or list would otherwise reach the NOT NULL columns and fail as a 500.
  */
-const IsOmittable = () => ValidateIf((_object: object, value: unknown) => value !== undefined);
 
 export class PetRefDto {
   @ApiPropertyOptional({ minimum: 1, format: 'int64' })

@@ -2,6 +2,7 @@ import { ApiExtraModels, ApiHideProperty, ApiPropertyOptional } from '@nestjs/sw
 import { IsIn, IsObject, IsOptional, IsString, Length, Matches, ValidateBy, ValidateIf } from 'class-validator';
 import { CHANNELS } from '../../common/channels.js';
 import { TRIGGER_CONFIGURATION_DOCS, TRIGGER_CONFIGURATION_SCHEMA } from './trigger-configuration.doc.js';
+import { IsOmittable } from '../../common/validation/is-omittable.decorator.js';
 
 const given = (_object: object, value: unknown) => value !== undefined && value !== null;
 
@@ -13,9 +14,8 @@ function Immutable(message: string) {
 /** Any subset of name, channel and configuration; omitted fields keep their values, the status is unchanged. */
 @ApiExtraModels(...TRIGGER_CONFIGURATION_DOCS)
 export class UpdateTriggerDto {
-  // Not `@IsOptional()`, which would let a null name through to the NOT NULL column.
   @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
-  @ValidateIf((_object: object, value: unknown) => value !== undefined)
+  @IsOmittable()
   @IsString()
   @Length(1, 200)
   @Matches(/\S/, { message: 'name must not be blank' })
@@ -27,7 +27,7 @@ export class UpdateTriggerDto {
   channel?: string | null;
 
   @ApiPropertyOptional({ ...TRIGGER_CONFIGURATION_SCHEMA, description: `Replaces the configuration (omitted keys take their defaults; a webhook's secret is kept unless sent). ${TRIGGER_CONFIGURATION_SCHEMA.description}` })
-  @ValidateIf((_object: object, value: unknown) => value !== undefined)
+  @IsOmittable()
   @IsObject({ message: 'configuration must be an object' })
   configuration?: Record<string, unknown>;
 

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsObject, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { IsIn, IsObject, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
 import { CHANNELS } from '../../common/channels.js';
 import { WorkflowConfigurationDoc } from './workflow-configuration.doc.js';
+import { IsOmittable } from '../../common/validation/is-omittable.decorator.js';
 
 export class CreateWorkflowDto {
   @ApiProperty({ minLength: 1, maxLength: 200, example: 'Customer support' })
@@ -23,7 +24,7 @@ export class CreateWorkflowDto {
 
   @ApiPropertyOptional({ type: WorkflowConfigurationDoc, description: 'Node graph; checked by the graph validator (400 INVALID_WORKFLOW_CONFIG, 422 INVALID_NODE_CONFIG)' })
   // Absent means "no nodes yet"; null is refused like any other non-object.
-  @ValidateIf((_object: object, value: unknown) => value !== undefined)
+  @IsOmittable()
   @IsObject({ message: 'configuration must be an object' })
   configuration?: Record<string, unknown>;
 }
