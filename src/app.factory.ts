@@ -15,6 +15,9 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bufferLogs: true, bodyParser: false, rawBody: true });
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
+  // Express would hash every JSON body (SHA-1) to offer an ETag. API clients do not send
+  // If-None-Match, and a 304 still costs the whole query and serialisation, so it is pure overhead.
+  app.set('etag', false);
   // Before the body parsers, so that a request refused while parsing still has an id.
   app.use(requestIdMiddleware);
   app.use(metricsMiddleware);

@@ -5,6 +5,7 @@ const DEFAULTS = {
   BENCH_WARMUP_S: 3,
   BENCH_CONNECTIONS: 50,
   BENCH_WORKFLOWS: 200,
+  BENCH_EXECUTIONS_CONNECTIONS: 10,
 };
 
 function intFromEnv(env, name, { min }) {
@@ -22,6 +23,8 @@ export function loadConfig(env = process.env) {
     warmupS: intFromEnv(env, 'BENCH_WARMUP_S', { min: 0 }),
     connections: intFromEnv(env, 'BENCH_CONNECTIONS', { min: 1 }),
     workflows: intFromEnv(env, 'BENCH_WORKFLOWS', { min: 1 }),
+    // The executions scenario's concurrent POST /v1/messages clients.
+    executionsConnections: intFromEnv(env, 'BENCH_EXECUTIONS_CONNECTIONS', { min: 1 }),
     // Comma-separated scenario names; empty runs them all.
     scenarios: (env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     // Extra node flags for the app under test only, e.g. BENCH_APP_NODE_ARGS=--prof (then

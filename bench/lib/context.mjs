@@ -125,9 +125,9 @@ export class BenchContext {
     return text;
   }
 
-  /** Warm-up plus measured autocannon run with the run's duration and connection settings. */
-  measure(target) {
-    return measure(target, this.config);
+  /** Warm-up plus measured autocannon run with the run's duration and connection settings (see lib/load.mjs). */
+  measure(target, hooks) {
+    return measure(target, this.config, hooks);
   }
 
   async dispose() {

@@ -10,21 +10,27 @@ function runAutocannon(options) {
 }
 
 /**
- * `target`: { url, headers?, paths? } — with `paths`, requests rotate over them (one counter shared
- * by all connections); otherwise every request goes to `url` itself.
+ * `target`: { url, headers?, paths?, requests?, connections? } — with `paths`, requests rotate
+ * over them (one counter shared by all connections); with `requests`, they are autocannon's own
+ * request list (method, body, setupRequest); otherwise every request goes to `url` itself.
+ * `connections` overrides the run's setting.
+ * `hooks.beforeMeasured()` runs between warm-up and the measured run (e.g. to snapshot state).
+ * The result carries the measured window as `window: { start, end }` (epoch ms).
  */
-export async function measure(target, { durationS, warmupS, connections }) {
-  const { url, headers = {}, paths } = target;
+export async function measure(target, { durationS, warmupS, connections: defaultConnections }, hooks = {}) {
+  const { url, headers = {}, paths, connections = defaultConnections } = target;
   const origin = new URL(url);
   if (origin.hostname !== '127.0.0.1') throw new Error(`bench load must target 127.0.0.1, not ${origin.hostname}`);
   let next = 0;
-  const requests = paths?.length
-    ? [{ method: 'GET', setupRequest: (req) => ({ ...req, path: paths[next++ % paths.length] }) }]
-    : undefined;
+  const requests =
+    target.requests ?? (paths?.length ? [{ method: 'GET', setupRequest: (req) => ({ ...req, path: paths[next++ % paths.length] }) }] : undefined);
   const options = { url, headers, connections, pipelining: 1, timeout: 10, requests };
 
   if (warmupS > 0) await runAutocannon({ ...options, duration: warmupS });
+  await hooks.beforeMeasured?.();
+  const start = Date.now();
   const r = await runAutocannon({ ...options, duration: durationS });
+  const end = Date.now();
   const completed = r['1xx'] + r['2xx'] + r['3xx'] + r['4xx'] + r['5xx'];
   return {
     requests_per_s: round(r.requests.average, 1),
@@ -39,6 +45,7 @@ export async function measure(target, { durationS, warmupS, connections }) {
     status_codes: Object.fromEntries(Object.entries(r.statusCodeStats).map(([code, s]) => [code, s.count])),
     duration_s: r.duration,
     connections,
+    window: { start, end },
   };
 }
 

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
-import { EventsService } from '../events/events.service.js';
-import { Customer } from './entities/customer.entity.js';
-import { Message } from './entities/message.entity.js';
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { Batcher } from './batcher.js';
+import { SqlStatement } from './sql-statement.js';
 
 export interface InboundMessage {
   organizationId: string;
@@ -15,107 +15,119 @@ export interface InboundMessage {
 }
 
 export interface ReceivedMessage {
-  message: Message;
-  customer: Customer;
+  messageId: string;
+  /** The customer's row (created on first contact). */
+  customerId: string;
   /** The waiting execution this message was routed to, if the customer had one on this channel. */
   resumed: { executionId: string; triggerId: string | null; triggerExecutionId: string | null } | null;
 }
 
-/** Customers and their messages: first contact, inbound messages, routing replies to waiting executions. */
+/**
+ * Inbound messages as one statement (an implicit transaction, one round trip) — concurrent
+ * requests share it (see Batcher): for each, the customer upserted (customer.created on first
+ * contact, last_seen_at moved on), their waiting execution on the channel looked up, the message
+ * stored (routed to that execution) and message.received recorded. A batch never holds two
+ * messages of one customer (one INSERT cannot update a row twice, and they must stay in order).
+ */
+const RECEIVE = new SqlStatement<{ message_id: string; customer_id: string; execution_id: string | null; trigger_id: string | null; trigger_execution_id: string | null }>(
+  `
+  WITH inbound AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(
+      message_id uuid, organization_id uuid, customer_ref varchar, channel varchar, language varchar, content text, metadata jsonb,
+      customer_event jsonb, message_event jsonb)
+  ), customer AS (
+    INSERT INTO customers (organization_id, external_id, channel, language, first_seen_at, last_seen_at)
+    SELECT organization_id, customer_ref, channel, language, now(), now() FROM inbound
+    ON CONFLICT (organization_id, external_id) DO UPDATE
+      SET last_seen_at = now(),
+          channel = COALESCE(EXCLUDED.channel, customers.channel),
+          language = COALESCE(EXCLUDED.language, customers.language),
+          updated_at = now()
+    RETURNING id, organization_id, external_id, (xmax = 0) AS inserted
+  ), routed AS (
+    SELECT i.*, c.id AS customer_id, c.inserted, w.id AS execution_id, w.trigger_id, w.trigger_execution_id
+      FROM inbound i
+      JOIN customer c ON c.organization_id = i.organization_id AND c.external_id = i.customer_ref
+      LEFT JOIN LATERAL (
+        SELECT e.id, e.trigger_id, e.trigger_execution_id FROM workflow_executions e
+         WHERE e.customer_id = c.id AND e.channel = i.channel AND e.waiting
+         ORDER BY e.started_at DESC LIMIT 1
+      ) w ON true
+  ), message AS (
+    INSERT INTO messages (id, organization_id, customer_id, channel, direction, content, language, metadata, execution_id)
+    SELECT message_id, organization_id, customer_id, channel, 'inbound', content, language, metadata, execution_id FROM routed
+  ), events AS (
+    INSERT INTO outbox_events (organization_id, type, data)
+    SELECT organization_id, 'customer.created', customer_event FROM routed WHERE inserted
+    UNION ALL
+    SELECT organization_id, 'message.received', message_event || jsonb_build_object('execution_id', execution_id) FROM routed
+  )
+  SELECT message_id, customer_id, execution_id, trigger_id, trigger_execution_id FROM routed`,
+  { prepareAs: 'conversations.receive' },
+);
+
+/** An inbound message as the receive statement reads it. */
+interface Inbound {
+  message_id: string;
+  organization_id: string;
+  customer_ref: string;
+  channel: string;
+  language: string | null;
+  content: string;
+  metadata: Record<string, unknown>;
+  customer_event: Record<string, unknown>;
+  message_event: Record<string, unknown>;
+}
+
+/** Customers and their inbound messages: first contact, routing replies to waiting executions. */
 @Injectable()
 export class ConversationsService {
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly events: EventsService,
-  ) {}
+  private readonly receives = new Batcher<Inbound, ReceivedMessage>(
+    (messages) => this.receiveMany(messages),
+    (m) => [`${m.organization_id}:${m.customer_ref}`],
+  );
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /**
    * Stores an inbound message (creating the customer on first contact) and, when the customer
-   * has an execution waiting on this channel, routes the message to it — in one transaction.
+   * has an execution waiting on this channel, routes the message to it — atomically, in one
+   * statement: POST /v1/messages is the hot path, and each round trip costs it latency.
    */
-  async receive(inbound: InboundMessage): Promise<ReceivedMessage> {
-    return this.dataSource.transaction(async (manager) => {
-      const customer = await this.upsertCustomer(manager, inbound.organizationId, inbound.customerRef, inbound.channel, inbound.language);
-      const waiting: { id: string; trigger_id: string | null; trigger_execution_id: string | null }[] = await manager.query(
-        `SELECT id, trigger_id, trigger_execution_id FROM workflow_executions
-          WHERE customer_id = $1 AND channel = $2 AND waiting
-          ORDER BY started_at DESC LIMIT 1`,
-        [customer.id, inbound.channel],
-      );
-      const target = waiting[0];
-      const repo = manager.getRepository(Message);
-      const message = await repo.save(
-        repo.create({
-          organizationId: inbound.organizationId,
-          customerId: customer.id,
-          channel: inbound.channel,
-          direction: 'inbound',
-          content: inbound.content,
-          language: inbound.language ?? null,
-          metadata: inbound.metadata ?? {},
-          executionId: target?.id ?? null,
-        }),
-      );
-      await this.events.record(manager, {
-        organizationId: inbound.organizationId,
-        type: 'message.received',
-        data: {
-          message_id: message.id,
-          customer_id: inbound.customerRef,
-          channel: inbound.channel,
-          content: inbound.content,
-          language: inbound.language ?? null,
-          execution_id: target?.id ?? null,
-        },
-      });
+  receive(inbound: InboundMessage): Promise<ReceivedMessage> {
+    const messageId = randomUUID();
+    const language = inbound.language ?? null;
+    return this.receives.submit({
+      message_id: messageId,
+      organization_id: inbound.organizationId,
+      customer_ref: inbound.customerRef,
+      channel: inbound.channel,
+      language,
+      content: inbound.content,
+      metadata: inbound.metadata ?? {},
+      customer_event: { customer_id: inbound.customerRef, channel: inbound.channel },
+      message_event: {
+        message_id: messageId,
+        customer_id: inbound.customerRef,
+        channel: inbound.channel,
+        content: inbound.content,
+        language,
+        // execution_id: added by the statement, which knows whether the customer is waiting
+      },
+    });
+  }
+
+  private async receiveMany(messages: Inbound[]): Promise<ReceivedMessage[]> {
+    const rows = await RECEIVE.run(this.dataSource, [JSON.stringify(messages)]);
+    const byId = new Map(rows.map((r) => [r.message_id, r]));
+    return messages.map((m) => {
+      const row = byId.get(m.message_id);
+      if (!row) throw new Error(`Inbound message ${m.message_id} was not stored`);
       return {
-        message,
-        customer,
-        resumed: target ? { executionId: target.id, triggerId: target.trigger_id, triggerExecutionId: target.trigger_execution_id } : null,
+        messageId: m.message_id,
+        customerId: row.customer_id,
+        resumed: row.execution_id ? { executionId: row.execution_id, triggerId: row.trigger_id, triggerExecutionId: row.trigger_execution_id } : null,
       };
-    });
-  }
-
-  /** The customer with this id, created on first contact (emits customer.created); last_seen_at moves on. */
-  async upsertCustomer(manager: EntityManager, organizationId: string, customerRef: string, channel: string | null, language?: string | null): Promise<Customer> {
-    const rows: (Record<string, unknown> & { inserted: boolean })[] = await manager.query(
-      `INSERT INTO customers (organization_id, external_id, channel, language, first_seen_at, last_seen_at)
-       VALUES ($1, $2, $3, $4, now(), now())
-       ON CONFLICT (organization_id, external_id) DO UPDATE
-         SET last_seen_at = now(),
-             channel = COALESCE(EXCLUDED.channel, customers.channel),
-             language = COALESCE(EXCLUDED.language, customers.language),
-             updated_at = now()
-       RETURNING id, organization_id, external_id, channel, language, attributes, first_seen_at, last_seen_at, created_at, updated_at,
-                 (xmax = 0) AS inserted`,
-      [organizationId, customerRef, channel, language ?? null],
-    );
-    const row = rows[0];
-    const customer = manager.getRepository(Customer).create({
-      id: row.id as string,
-      organizationId,
-      externalId: customerRef,
-      channel: row.channel as string | null,
-      language: row.language as string | null,
-      attributes: row.attributes as Record<string, unknown>,
-      firstSeenAt: row.first_seen_at as Date,
-      lastSeenAt: row.last_seen_at as Date,
-      createdAt: row.created_at as Date,
-      updatedAt: row.updated_at as Date,
-    });
-    if (row.inserted) {
-      await this.events.record(manager, { organizationId, type: 'customer.created', data: { customer_id: customerRef, channel } });
-    }
-    return customer;
-  }
-
-  /** Merges answers into the customer's attributes (emits customer.updated). */
-  async updateAttributes(manager: EntityManager, organizationId: string, customerId: string, customerRef: string, attributes: Record<string, unknown>): Promise<void> {
-    await manager.query(`UPDATE customers SET attributes = attributes || $2::jsonb, updated_at = now() WHERE id = $1`, [customerId, JSON.stringify(attributes)]);
-    await this.events.record(manager, {
-      organizationId,
-      type: 'customer.updated',
-      data: { customer_id: customerRef, attributes, changed: Object.keys(attributes) },
     });
   }
 }

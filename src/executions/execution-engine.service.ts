@@ -1,17 +1,15 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { row } from '../database/rows.js';
-import { EventsService } from '../events/events.service.js';
 import type { WorkflowNode } from '../workflows/node-types/node-type.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import { CHANNEL_ADAPTERS, type ChannelAdapters } from './channels/channel-adapter.js';
-import { ConversationsService } from './conversations.service.js';
-import { ExecutionStep } from './entities/execution-step.entity.js';
-import { WorkflowExecution, type ExecutionStatus } from './entities/workflow-execution.entity.js';
+import type { WorkflowExecution, ExecutionStatus } from './entities/workflow-execution.entity.js';
 import { ExecutionErrorCodes } from './executions.errors.js';
 import { NODE_HANDLERS, NodeFailure, type NodeContext, type NodeHandler, type NodeOutcome } from './nodes/node-handler.js';
+import { RunWrites } from './run-writes.js';
+import { RunsRepository, type LoadedExecution } from './runs.repository.js';
 
 interface ExecutionError {
   code: string;
@@ -26,12 +24,23 @@ export interface RunResult {
   waitsUntil?: Date;
 }
 
+/** What a transition decided: its result, and whether it changed the execution (then it is committed). */
+interface Decision {
+  result: RunResult;
+  changed: boolean;
+}
+
+/** Commits lost to a concurrent change in a row before the job gives up (and Bull retries it). */
+const MAX_CONFLICTS = 5;
+
 /**
- * Runs an execution from its cursor until it finishes or waits for the customer. One run is
- * one transaction holding the execution's row lock: every step, every message sent, every
- * customer update and the new cursor commit together, so a worker killed mid-run leaves
- * nothing behind and the retried job does the same work once (steps are unique per
- * execution and node).
+ * Runs an execution from its cursor until it finishes or waits for the customer. A run reads
+ * the execution (with its unread replies), runs the nodes collecting every write — steps,
+ * messages sent, customer updates, events, the new cursor — and commits them all in one
+ * statement that applies only if the execution has not changed since it was read
+ * (RunsRepository). So a worker killed mid-run leaves nothing behind and the retried job does the
+ * same work once; of two concurrent runs of one execution one commits and the other starts over
+ * from the new state (steps are also unique per execution and node).
  */
 @Injectable()
 export class ExecutionEngine {
@@ -43,84 +52,64 @@ export class ExecutionEngine {
     @Inject(NODE_HANDLERS) handlers: NodeHandler[],
     @Inject(CHANNEL_ADAPTERS) private readonly channels: ChannelAdapters,
     private readonly workflows: WorkflowsService,
-    private readonly conversations: ConversationsService,
-    private readonly events: EventsService,
+    private readonly runs: RunsRepository,
     private readonly config: AppConfig,
   ) {
     this.handlers = new Map(handlers.map((h) => [h.type, h]));
   }
 
   async run(executionId: string): Promise<RunResult> {
-    return this.dataSource.transaction(async (manager) => {
-      const execution = await manager.getRepository(WorkflowExecution).findOne({ where: { id: executionId }, lock: { mode: 'pessimistic_write' } });
-      if (!execution) return { status: 'missing' };
-      if (execution.status !== 'running') return { status: execution.status };
-
-      const replies: { id: string; content: string }[] = await manager.query(
-        `SELECT id, content FROM messages WHERE execution_id = $1 AND direction = 'inbound' AND consumed_at IS NULL ORDER BY created_at, id`,
-        [execution.id],
-      );
+    return this.transition(executionId, async ({ execution, replies }, writes) => {
+      if (execution.status !== 'running') return { result: { status: execution.status }, changed: false };
       // A duplicate job for a waiting execution with nothing new to read.
-      if (execution.waiting && replies.length === 0) return { status: 'running', waitsUntil: execution.waitExpiresAt ?? undefined };
+      if (execution.waiting && replies.length === 0) return { result: { status: 'running', waitsUntil: execution.waitExpiresAt ?? undefined }, changed: false };
 
       const configuration = await this.workflows.getVersion(execution.workflowId, execution.workflowVersion);
       if (!configuration) {
-        return this.finish(manager, execution, 'failed', { code: ExecutionErrorCodes.workflowVersionMissing, message: 'The workflow version of this execution no longer exists' });
+        return this.finish(execution, writes, 'failed', { code: ExecutionErrorCodes.workflowVersionMissing, message: 'The workflow version of this execution no longer exists' });
       }
       const nodes = new Map(configuration.nodes.map((n) => [n.id, n]));
-      const consumed: string[] = [];
       const state = { ...execution.state };
-      const ctx = this.context(manager, execution, state, replies, consumed);
+      const ctx = this.context(execution, state, replies, writes);
 
-      let node: WorkflowNode | undefined = state.cursor ? nodes.get(state.cursor) : undefined;
+      // A firing leaves no cursor (it does not read the configuration): start at the first node.
+      let node: WorkflowNode | undefined = state.cursor === undefined ? configuration.nodes[0] : nodes.get(state.cursor);
+      state.cursor = node?.id;
       while (node) {
         const handler = this.handlers.get(node.type);
         const startedAt = new Date();
         const outcome = await this.runNode(handler, { ...ctx, node });
 
         if (outcome.status === 'waiting') {
-          await this.markConsumed(manager, consumed);
           execution.state = { ...state, cursor: node.id };
           execution.waiting = true;
           execution.waitExpiresAt = new Date(Date.now() + this.config.conversationTimeoutMs);
-          await manager.getRepository(WorkflowExecution).save(execution);
-          return { status: 'running', waitsUntil: execution.waitExpiresAt };
+          return { result: { status: 'running', waitsUntil: execution.waitExpiresAt }, changed: true };
         }
 
         const stepStart = outcome.status === 'completed' && outcome.startedAt ? outcome.startedAt : startedAt;
         const completedAt = new Date();
-        await manager
-          .createQueryBuilder()
-          .insert()
-          .into(ExecutionStep)
-          .values(
-            row<ExecutionStep>({
-              executionId: execution.id,
-              nodeId: node.id,
-              type: node.type,
-              status: outcome.status,
-              startedAt: stepStart,
-              completedAt,
-              durationMs: completedAt.getTime() - stepStart.getTime(),
-              input: outcome.input,
-              output: outcome.output ?? (outcome.status === 'failed' ? { error: outcome.error } : {}),
-            }),
-          )
-          .orIgnore()
-          .execute();
+        writes.steps.push({
+          nodeId: node.id,
+          type: node.type,
+          status: outcome.status,
+          startedAt: stepStart,
+          completedAt,
+          durationMs: completedAt.getTime() - stepStart.getTime(),
+          input: outcome.input,
+          output: outcome.output ?? (outcome.status === 'failed' ? { error: outcome.error } : {}),
+        });
 
         if (outcome.status === 'failed') {
-          await this.markConsumed(manager, consumed);
           execution.state = { ...state, cursor: node.id };
-          return this.finish(manager, execution, 'failed', { ...outcome.error, node_id: node.id });
+          return this.finish(execution, writes, 'failed', { ...outcome.error, node_id: node.id });
         }
         node = node.next ? nodes.get(node.next) : undefined;
         state.cursor = node?.id;
       }
 
-      await this.markConsumed(manager, consumed);
       execution.state = { ...state, cursor: undefined };
-      return this.finish(manager, execution, 'success', null);
+      return this.finish(execution, writes, 'success', null);
     });
   }
 
@@ -137,14 +126,12 @@ export class ExecutionEngine {
 
   /** Fails an execution whose wait for the customer has run out. Idempotent. */
   async expire(executionId: string): Promise<RunResult> {
-    return this.dataSource.transaction(async (manager) => {
-      const execution = await manager.getRepository(WorkflowExecution).findOne({ where: { id: executionId }, lock: { mode: 'pessimistic_write' } });
-      if (!execution) return { status: 'missing' };
-      if (execution.status !== 'running' || !execution.waiting) return { status: execution.status };
+    return this.transition(executionId, async ({ execution }, writes) => {
+      if (execution.status !== 'running' || !execution.waiting) return { result: { status: execution.status }, changed: false };
       if (execution.waitExpiresAt && execution.waitExpiresAt.getTime() > Date.now()) {
-        return { status: 'running', waitsUntil: execution.waitExpiresAt };
+        return { result: { status: 'running', waitsUntil: execution.waitExpiresAt }, changed: false };
       }
-      return this.finish(manager, execution, 'failed', {
+      return this.finish(execution, writes, 'failed', {
         code: ExecutionErrorCodes.conversationTimeout,
         message: 'The customer did not reply in time',
         node_id: execution.state.cursor,
@@ -154,11 +141,31 @@ export class ExecutionEngine {
 
   /** Fails an execution whose run job kept failing (called after the last attempt). */
   async abandon(executionId: string, reason: string): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      const execution = await manager.getRepository(WorkflowExecution).findOne({ where: { id: executionId }, lock: { mode: 'pessimistic_write' } });
-      if (!execution || execution.status !== 'running') return;
-      await this.finish(manager, execution, 'failed', { code: ExecutionErrorCodes.nodeFailed, message: reason, node_id: execution.state.cursor });
+    await this.transition(executionId, async ({ execution }, writes) => {
+      if (execution.status !== 'running') return { result: { status: execution.status }, changed: false };
+      return this.finish(execution, writes, 'failed', { code: ExecutionErrorCodes.nodeFailed, message: reason, node_id: execution.state.cursor });
     });
+  }
+
+  /**
+   * Reads the execution, lets `decide` work out its next state and writes, and commits them if
+   * the execution is still as read; if another run or an expiry changed it meanwhile, decides
+   * again from the new state.
+   */
+  private async transition(executionId: string, decide: (loaded: LoadedExecution, writes: RunWrites) => Promise<Decision>): Promise<RunResult> {
+    for (let attempt = 1; ; attempt += 1) {
+      const loaded = await this.runs.load(executionId);
+      if (!loaded) return { status: 'missing' };
+      const writes = new RunWrites();
+      const { result, changed } = await decide(loaded, writes);
+      if (!changed) return result;
+      if (await this.runs.commit({ execution: loaded.execution, version: loaded.version, writes })) {
+        const { execution } = loaded;
+        if (execution.status === 'failed') this.logger.warn(`Execution ${execution.id} failed: ${execution.error?.code} ${execution.error?.message}`);
+        return result;
+      }
+      if (attempt === MAX_CONFLICTS) throw new Error(`Execution ${executionId} kept changing while it ran (${attempt} attempts)`);
+    }
   }
 
   /** Executions to look at again: overdue waits, and running ones left without a job (lost enqueue, crash). */
@@ -178,11 +185,10 @@ export class ExecutionEngine {
   }
 
   private context(
-    manager: EntityManager,
     execution: WorkflowExecution,
     state: WorkflowExecution['state'],
     replies: { id: string; content: string }[],
-    consumed: string[],
+    writes: RunWrites,
   ): Omit<NodeContext, 'node'> {
     let next = 0;
     const adapter = (execution.channel && this.channels.get(execution.channel)) || this.channels.fallback;
@@ -193,7 +199,7 @@ export class ExecutionEngine {
         const reply = replies[next];
         if (!reply) return undefined;
         next += 1;
-        consumed.push(reply.id);
+        writes.consumed.push(reply.id);
         state.lastMessage = reply.content;
         return reply.content;
       },
@@ -201,7 +207,7 @@ export class ExecutionEngine {
         if (!execution.customerId || !execution.customerRef) {
           throw new NodeFailure(ExecutionErrorCodes.noRecipient, 'This execution has no customer to send to (fire it with a customer_id)');
         }
-        const message = await adapter.send(manager, {
+        const { messageId } = adapter.send(writes, {
           organizationId: execution.organizationId,
           customerId: execution.customerId,
           customerRef: execution.customerRef,
@@ -211,20 +217,25 @@ export class ExecutionEngine {
           nodeId: state.cursor ?? '',
         });
         state.lastResponse = content;
-        return { messageId: message.id };
+        return { messageId };
       },
       updateCustomer: async (attributes) => {
         if (!execution.customerId || !execution.customerRef) return;
-        await this.conversations.updateAttributes(manager, execution.organizationId, execution.customerId, execution.customerRef, attributes);
+        writes.mergeCustomerAttributes(attributes);
+        writes.events.push({
+          organizationId: execution.organizationId,
+          type: 'customer.updated',
+          data: { customer_id: execution.customerRef, attributes, changed: Object.keys(attributes) },
+        });
       },
     };
   }
 
-  private async markConsumed(manager: EntityManager, ids: string[]): Promise<void> {
-    if (ids.length > 0) await manager.query(`UPDATE messages SET consumed_at = now() WHERE id = ANY($1::uuid[])`, [ids]);
-  }
-
-  private async finish(manager: EntityManager, execution: WorkflowExecution, status: 'success' | 'failed', error: ExecutionError | null): Promise<RunResult> {
+  /**
+   * Finishes the execution in the run's writes; the commit also completes its trigger execution
+   * and counts it on the workflow (RunsRepository.commit).
+   */
+  private finish(execution: WorkflowExecution, writes: RunWrites, status: 'success' | 'failed', error: ExecutionError | null): Decision {
     const completedAt = new Date();
     const durationMs = completedAt.getTime() - execution.startedAt.getTime();
     execution.status = status;
@@ -234,16 +245,6 @@ export class ExecutionEngine {
     execution.durationMs = durationMs;
     execution.error = error;
     execution.output = { response: execution.state.lastResponse ?? null, next_action: status === 'success' ? 'end' : 'abort' };
-    await manager.getRepository(WorkflowExecution).save(execution);
-    if (execution.triggerExecutionId) {
-      await manager.query(
-        `UPDATE trigger_executions SET status = $2, completed_at = $3,
-                duration_ms = GREATEST(0, (EXTRACT(EPOCH FROM ($3::timestamptz - triggered_at)) * 1000)::int),
-                error = $4::jsonb
-          WHERE id = $1`,
-        [execution.triggerExecutionId, status, completedAt, error ? JSON.stringify({ code: error.code, message: error.message }) : null],
-      );
-    }
     const data = {
       workflow_id: execution.workflowId,
       execution_id: execution.id,
@@ -252,14 +253,10 @@ export class ExecutionEngine {
       customer_id: execution.customerRef,
       channel: execution.channel,
     };
-    await this.events.record(
-      manager,
+    writes.events.push(
       { organizationId: execution.organizationId, type: 'workflow.completed', data },
       ...(status === 'failed' ? [{ organizationId: execution.organizationId, type: 'workflow.failed' as const, data: { ...data, error } }] : []),
     );
-    // Last, so the workflow's counter row is locked only for the end of the transaction.
-    await this.workflows.recordExecutionFinished(manager, execution.workflowId, status === 'success');
-    if (status === 'failed') this.logger.warn(`Execution ${execution.id} failed: ${error?.code} ${error?.message}`);
-    return { status };
+    return { result: { status }, changed: true };
   }
 }

@@ -1,7 +1,6 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { EventsModule } from '../events/events.module.js';
 import { KnowledgeBasesModule } from '../knowledge-bases/knowledge-bases.module.js';
 import { WorkflowsModule } from '../workflows/workflows.module.js';
 import { CHANNEL_ADAPTERS, type ChannelAdapters } from './channels/channel-adapter.js';
@@ -18,6 +17,7 @@ import { ExecutionsQueryService } from './executions-query.service.js';
 import { ExecutionsProcessor } from './executions.processor.js';
 import { EXECUTIONS_QUEUE } from './executions.queue.js';
 import { ExecutionsService } from './executions.service.js';
+import { RunsRepository } from './runs.repository.js';
 import { ExecutionMetricsService } from './metrics.service.js';
 import { AiResponseNodeHandler } from './nodes/ai-response.node-handler.js';
 import { FormNodeHandler } from './nodes/form.node-handler.js';
@@ -32,13 +32,13 @@ import { WorkflowExecutionsController } from './workflow-executions.controller.j
     BullModule.registerQueue({ name: EXECUTIONS_QUEUE, settings: { lockDuration: 15_000, stalledInterval: 5_000, maxStalledCount: 3 } }),
     WorkflowsModule,
     KnowledgeBasesModule,
-    EventsModule,
   ],
   controllers: [WorkflowExecutionsController, CustomersController],
   providers: [
     ExecutionsService,
     ConversationsService,
     ExecutionEngine,
+    RunsRepository,
     ExecutionsQueryService,
     ExecutionMetricsService,
     StoringChannelAdapter,

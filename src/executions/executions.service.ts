@@ -1,148 +1,212 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Queue } from 'bull';
+import type { JobOptions, Queue } from 'bull';
 import { randomUUID } from 'node:crypto';
-import type { DataSource, EntityManager } from 'typeorm';
-import { row } from '../database/rows.js';
-import { EventsService } from '../events/events.service.js';
-import { WorkflowsService } from '../workflows/workflows.service.js';
-import { ConversationsService } from './conversations.service.js';
-import { TriggerExecution } from './entities/trigger-execution.entity.js';
-import { WorkflowExecution } from './entities/workflow-execution.entity.js';
+import type { DataSource } from 'typeorm';
+import { Batcher } from './batcher.js';
 import { ExecutionErrorCodes } from './executions.errors.js';
 import { EXECUTIONS_QUEUE, ExecutionJobs, type RunJob } from './executions.queue.js';
 import type { FireInput, FireResult } from './fire.types.js';
+import { SqlStatement } from './sql-statement.js';
 
 /** Attempts of a run job before the execution is failed; runs are idempotent, so retrying is safe. */
 export const RUN_ATTEMPTS = 5;
 
+const RUN_JOB_OPTIONS: JobOptions = {
+  attempts: RUN_ATTEMPTS,
+  backoff: { type: 'exponential', delay: 500 },
+  removeOnComplete: true,
+  removeOnFail: 1000,
+};
+
 /**
- * Starts executions. A firing writes the trigger execution and the workflow execution in one
- * transaction (with the caller's own writes, such as the trigger's counters), then enqueues
- * the run. If the enqueue is lost (Redis down, crash), the engine's sweep finds the running
- * execution and enqueues it again.
+ * Firings as one statement (an implicit transaction, one round trip). For each firing whose
+ * workflow is active (read in the same statement, so the check and the version pinned see the
+ * same snapshot as the insert), it writes the workflow execution and the trigger execution, the
+ * customer (unless the caller has just stored it), the events, and the workflow's and the
+ * trigger's counters; it returns the executions it started (a firing left out was refused).
+ * Every firing of a workflow updates the same two counter rows, whose row locks last until the
+ * commit: inside one statement, and once for all the firings sharing it (see Batcher), rather
+ * than once per firing and across round trips to a busy process, which serialised every firing
+ * (and finishing run) of the workflow behind them. A batch never holds two firings that would
+ * upsert the same customer (one INSERT cannot update a row twice).
+ */
+const START = new SqlStatement<{ execution_id: string }>(
+  `
+  WITH firing AS (
+    SELECT f.*, w.version, COALESCE(f.channel, w.channel) AS resolved_channel
+      FROM jsonb_to_recordset($1::jsonb) AS f(
+             execution_id uuid, trigger_execution_id uuid, organization_id uuid, trigger_id uuid, workflow_id uuid, customer_ref varchar,
+             customer_id uuid, channel varchar, input jsonb, state jsonb, trigger_input jsonb, started_at timestamptz,
+             activated_event jsonb, started_event jsonb, customer_event jsonb)
+      -- Each firing's workflow by primary key (the other conditions outside, so that no other
+      -- index looks better): planned as a plain join, a scan of the whole table could win (the
+      -- JSON input counts as 100 rows) and stay cached with the named statement.
+      CROSS JOIN LATERAL (SELECT organization_id, status, version, channel FROM workflows WHERE id = f.workflow_id LIMIT 1) w
+     WHERE w.organization_id = f.organization_id AND w.status = 'active'
+  ), upserted AS (
+    INSERT INTO customers (organization_id, external_id, channel, first_seen_at, last_seen_at)
+    SELECT organization_id, customer_ref, resolved_channel, now(), now() FROM firing WHERE customer_ref IS NOT NULL AND customer_id IS NULL
+    ON CONFLICT (organization_id, external_id) DO UPDATE
+      SET last_seen_at = now(), channel = COALESCE(EXCLUDED.channel, customers.channel), updated_at = now()
+    RETURNING id, organization_id, external_id, (xmax = 0) AS inserted
+  ), customer AS (
+    SELECT f.execution_id, COALESCE(f.customer_id, u.id) AS id, COALESCE(u.inserted, false) AS inserted
+      FROM firing f
+      LEFT JOIN upserted u ON f.customer_id IS NULL AND u.organization_id = f.organization_id AND u.external_id = f.customer_ref
+  ), execution AS (
+    INSERT INTO workflow_executions
+      (id, organization_id, workflow_id, workflow_version, trigger_id, trigger_execution_id, customer_id, customer_ref, channel, status, input, state, started_at)
+    SELECT f.execution_id, f.organization_id, f.workflow_id, f.version, f.trigger_id, f.trigger_execution_id, c.id, f.customer_ref,
+           f.resolved_channel, 'running', f.input, f.state, f.started_at
+      FROM firing f JOIN customer c ON c.execution_id = f.execution_id
+  ), trigger_execution AS (
+    INSERT INTO trigger_executions (id, organization_id, trigger_id, workflow_id, workflow_execution_id, status, input, triggered_at)
+    SELECT f.trigger_execution_id, f.organization_id, f.trigger_id, f.workflow_id, f.execution_id, 'running', f.trigger_input, f.started_at
+      FROM firing f
+  ), events AS (
+    INSERT INTO outbox_events (organization_id, type, data)
+    SELECT f.organization_id, 'customer.created', f.customer_event || jsonb_build_object('channel', f.resolved_channel)
+      FROM firing f JOIN customer c ON c.execution_id = f.execution_id WHERE c.inserted
+    UNION ALL
+    SELECT f.organization_id, 'trigger.activated', f.activated_event FROM firing f
+    UNION ALL
+    SELECT f.organization_id, 'workflow.started', f.started_event || jsonb_build_object('channel', f.resolved_channel) FROM firing f
+  ), workflow_counted AS (
+    -- = ANY (ARRAY[..]): by primary key, never a hash join on a scan (see RunsRepository's commit);
+    -- in id order, so that two batches lock shared counter rows in the same order.
+    UPDATE workflows w SET execution_count = w.execution_count + n.started, updated_at = now()
+      FROM (SELECT workflow_id, count(*)::int AS started FROM firing GROUP BY workflow_id ORDER BY workflow_id) n
+     WHERE w.id = ANY (ARRAY[n.workflow_id])
+  ), trigger_counted AS (
+    UPDATE triggers t SET execution_count = t.execution_count + n.started, last_triggered = now()
+      FROM (SELECT trigger_id, count(*)::int AS started FROM firing GROUP BY trigger_id ORDER BY trigger_id) n
+     WHERE t.id = ANY (ARRAY[n.trigger_id])
+  )
+  SELECT execution_id FROM firing`,
+  { prepareAs: 'executions.start' },
+);
+
+/** A firing about to be started, as the start statement reads it. */
+interface Firing {
+  execution_id: string;
+  trigger_execution_id: string;
+  organization_id: string;
+  trigger_id: string;
+  workflow_id: string;
+  customer_ref: string | null;
+  customer_id: string | null;
+  channel: string | null;
+  input: Record<string, unknown>;
+  state: Record<string, unknown>;
+  trigger_input: Record<string, unknown>;
+  started_at: Date;
+  activated_event: Record<string, unknown>;
+  started_event: Record<string, unknown>;
+  customer_event: Record<string, unknown>;
+}
+
+/** A refused firing: a failed trigger execution, still counted on the trigger (one statement, as above). */
+const REFUSE = new SqlStatement(
+  `
+  WITH trigger_execution AS (
+    INSERT INTO trigger_executions (id, organization_id, trigger_id, workflow_id, workflow_execution_id, status, input, error, triggered_at, completed_at, duration_ms)
+    VALUES ($1::uuid, $2::uuid, $3::uuid, $4::uuid, NULL, 'failed', $5::jsonb, $6::jsonb, $7::timestamptz, $7::timestamptz, 0)
+  )
+  UPDATE triggers SET execution_count = execution_count + 1, last_triggered = now() WHERE id = $3::uuid`,
+  { prepareAs: 'executions.refuse' },
+);
+
+/**
+ * Starts executions. A firing writes the trigger execution and the workflow execution, the
+ * workflow's and the trigger's counters and the events atomically, then enqueues the run. If
+ * the enqueue is lost (Redis down, crash), the engine's sweep finds the running execution and
+ * enqueues it again.
  */
 @Injectable()
 export class ExecutionsService {
   private readonly logger = new Logger(ExecutionsService.name);
+  private readonly enqueues = new Batcher<string, void>((executionIds) => this.enqueueMany(executionIds), () => []);
+  private readonly starts = new Batcher<Firing, boolean>(
+    (firings) => this.startMany(firings),
+    (f) => [f.customer_ref !== null && f.customer_id === null ? `${f.organization_id}:${f.customer_ref}` : null],
+  );
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @InjectQueue(EXECUTIONS_QUEUE) private readonly queue: Queue,
-    private readonly workflows: WorkflowsService,
-    private readonly conversations: ConversationsService,
-    private readonly events: EventsService,
   ) {}
 
-  async fire(input: FireInput, alsoInTransaction?: (manager: EntityManager) => Promise<void>): Promise<FireResult> {
-    const result = await this.dataSource.transaction(async (manager) => {
-      const started = await this.startInTransaction(manager, input);
-      // Last, so a hot row the caller updates (the trigger's counters) is locked only briefly.
-      await alsoInTransaction?.(manager);
-      return started;
-    });
-    if (result.workflowExecutionId) await this.enqueue(result.workflowExecutionId);
-    return result;
+  async fire(input: FireInput): Promise<FireResult> {
+    const now = new Date();
+    const triggerExecutionId = randomUUID();
+    const executionId = randomUUID();
+    const customerRef = input.customerRef ?? null;
+    const triggerInput = {
+      message: input.message ?? null,
+      customer_id: customerRef,
+      channel: input.channel ?? null,
+      ...(input.data !== undefined ? { data: input.data } : {}),
+      metadata: input.metadata,
+    };
+    if (!input.refusal) {
+      const started = await this.starts.submit({
+        execution_id: executionId,
+        trigger_execution_id: triggerExecutionId,
+        organization_id: input.organizationId,
+        trigger_id: input.triggerId,
+        workflow_id: input.workflowId,
+        customer_ref: customerRef,
+        customer_id: customerRef === null ? null : (input.customerId ?? null),
+        channel: input.channel ?? null,
+        input: { message: input.message ?? null, ...(input.data !== undefined ? { data: input.data } : {}) },
+        // No cursor: the first run starts at the first node of the version pinned here.
+        state: { lastMessage: input.message ?? undefined },
+        trigger_input: triggerInput,
+        started_at: now,
+        // The events' channel is the workflow's when the firing has none: the statement adds it.
+        activated_event: { trigger_id: input.triggerId, trigger_execution_id: triggerExecutionId, workflow_id: input.workflowId, workflow_execution_id: executionId },
+        started_event: { workflow_id: input.workflowId, execution_id: executionId, customer_id: customerRef, trigger_id: input.triggerId },
+        customer_event: { customer_id: customerRef },
+      });
+      if (started) {
+        void this.enqueue(executionId);
+        return { triggerId: input.triggerId, triggerExecutionId, workflowExecutionId: executionId, status: 'running', error: null };
+      }
+    }
+    const error = input.refusal ?? { code: ExecutionErrorCodes.workflowInactive, message: 'The workflow is not active' };
+    await REFUSE.run(this.dataSource, [
+      triggerExecutionId,
+      input.organizationId,
+      input.triggerId,
+      input.workflowId,
+      JSON.stringify(triggerInput),
+      JSON.stringify(error),
+      now,
+    ]);
+    return { triggerId: input.triggerId, triggerExecutionId, workflowExecutionId: null, status: 'failed', error };
+  }
+
+  /** Adds run jobs in one Redis round trip (MULTI of the adds), however many requests share it. */
+  private async enqueueMany(executionIds: string[]): Promise<void[]> {
+    await this.queue.addBulk(executionIds.map((executionId) => ({ name: ExecutionJobs.run, data: { executionId } satisfies RunJob, opts: RUN_JOB_OPTIONS })));
+    return executionIds.map(() => undefined);
+  }
+
+  /** Starts the firings whose workflow is active, in one statement; true for each started. */
+  private async startMany(firings: Firing[]): Promise<boolean[]> {
+    const started = new Set((await START.run(this.dataSource, [JSON.stringify(firings)])).map((r) => r.execution_id));
+    return firings.map((f) => started.has(f.execution_id));
   }
 
   /** Queues a run of the execution (first run, or after a reply was routed to it). */
   async enqueue(executionId: string): Promise<void> {
     try {
-      await this.queue.add(ExecutionJobs.run, { executionId } satisfies RunJob, {
-        attempts: RUN_ATTEMPTS,
-        backoff: { type: 'exponential', delay: 500 },
-        removeOnComplete: true,
-        removeOnFail: 1000,
-      });
+      await this.enqueues.submit(executionId);
     } catch (error) {
       // The execution is committed as running; the sweep will enqueue it once Redis answers.
       this.logger.error(`Could not enqueue execution ${executionId}; the sweep will retry: ${(error as Error).message}`);
     }
-  }
-
-  private async startInTransaction(manager: EntityManager, input: FireInput): Promise<FireResult> {
-    const now = new Date();
-    const triggerExecutionId = randomUUID();
-    const triggerInput = {
-      message: input.message ?? null,
-      customer_id: input.customerRef ?? null,
-      channel: input.channel ?? null,
-      ...(input.data !== undefined ? { data: input.data } : {}),
-      metadata: input.metadata,
-    };
-    const triggerExecutions = manager.getRepository(TriggerExecution);
-
-    const workflow = await this.workflows.getRunnable(manager, input.organizationId, input.workflowId);
-    const refusal =
-      input.refusal ??
-      (!workflow || workflow.status !== 'active'
-        ? { code: ExecutionErrorCodes.workflowInactive, message: 'The workflow is not active' }
-        : undefined);
-    if (refusal || !workflow) {
-      const error = refusal ?? { code: ExecutionErrorCodes.workflowInactive, message: 'The workflow is not active' };
-      await triggerExecutions.insert(row<TriggerExecution>({
-        id: triggerExecutionId,
-        organizationId: input.organizationId,
-        triggerId: input.triggerId,
-        workflowId: input.workflowId,
-        workflowExecutionId: null,
-        status: 'failed',
-        input: triggerInput,
-        error,
-        triggeredAt: now,
-        completedAt: now,
-        durationMs: 0,
-      }));
-      return { triggerId: input.triggerId, triggerExecutionId, workflowExecutionId: null, status: 'failed', error };
-    }
-
-    const channel = input.channel ?? workflow.channel ?? null;
-    const customer = input.customerRef
-      ? await this.conversations.upsertCustomer(manager, input.organizationId, input.customerRef, channel)
-      : null;
-    const configuration = await this.workflows.getVersion(workflow.id, workflow.version);
-    const executionId = randomUUID();
-    await manager.getRepository(WorkflowExecution).insert(row<WorkflowExecution>({
-      id: executionId,
-      organizationId: input.organizationId,
-      workflowId: workflow.id,
-      workflowVersion: workflow.version,
-      triggerId: input.triggerId,
-      triggerExecutionId,
-      customerId: customer?.id ?? null,
-      customerRef: input.customerRef ?? null,
-      channel,
-      status: 'running',
-      input: { message: input.message ?? null, ...(input.data !== undefined ? { data: input.data } : {}) },
-      state: { cursor: configuration?.nodes[0]?.id, lastMessage: input.message ?? undefined },
-      startedAt: now,
-    }));
-    await triggerExecutions.insert(row<TriggerExecution>({
-      id: triggerExecutionId,
-      organizationId: input.organizationId,
-      triggerId: input.triggerId,
-      workflowId: workflow.id,
-      workflowExecutionId: executionId,
-      status: 'running',
-      input: triggerInput,
-      error: null,
-      triggeredAt: now,
-    }));
-    await this.workflows.recordExecutionStarted(manager, workflow.id);
-    await this.events.record(
-      manager,
-      {
-        organizationId: input.organizationId,
-        type: 'trigger.activated',
-        data: { trigger_id: input.triggerId, trigger_execution_id: triggerExecutionId, workflow_id: workflow.id, workflow_execution_id: executionId },
-      },
-      {
-        organizationId: input.organizationId,
-        type: 'workflow.started',
-        data: { workflow_id: workflow.id, execution_id: executionId, customer_id: input.customerRef ?? null, channel, trigger_id: input.triggerId },
-      },
-    );
-    return { triggerId: input.triggerId, triggerExecutionId, workflowExecutionId: executionId, status: 'running', error: null };
   }
 }

@@ -8,6 +8,8 @@ export interface FireInput {
   /** Why the firing is refused, if it is (inactive trigger or workflow): recorded as a failed trigger execution. */
   refusal?: { code: string; message: string };
   customerRef?: string | null;
+  /** The customer's row when the caller has just stored it (an inbound message); otherwise customerRef is upserted. */
+  customerId?: string | null;
   channel?: string | null;
   message?: string | null;
   data?: Record<string, unknown>;

@@ -3,12 +3,13 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { WorkflowVersion } from './entities/workflow-version.entity.js';
 import { Workflow } from './entities/workflow.entity.js';
 import { WorkflowsController } from './workflows.controller.js';
+import { WorkflowsRepository } from './workflows.repository.js';
 import { WorkflowsService } from './workflows.service.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([Workflow, WorkflowVersion])],
   controllers: [WorkflowsController],
-  providers: [WorkflowsService],
+  providers: [WorkflowsService, WorkflowsRepository],
   exports: [WorkflowsService],
 })
 export class WorkflowsModule {}

@@ -1,27 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { isDeepStrictEqual } from 'node:util';
-import { DataSource, ILike, type EntityManager, type FindOptionsSelect, type FindOptionsWhere, type Repository } from 'typeorm';
+import { DataSource, type EntityManager, type Repository } from 'typeorm';
 import { isUuid } from '../common/ids/uuid.js';
 import { isUniqueViolation } from '../database/postgres-errors.js';
 import type { CreateWorkflowDto } from './dto/create-workflow.dto.js';
 import type { ListWorkflowsQuery } from './dto/list-workflows.query.js';
 import type { UpdateWorkflowDto } from './dto/update-workflow.dto.js';
 import { WorkflowVersion } from './entities/workflow-version.entity.js';
-import { Workflow } from './entities/workflow.entity.js';
+import { Workflow, type WorkflowSummaryRow } from './entities/workflow.entity.js';
 import { validateWorkflowConfiguration, type WorkflowConfiguration } from './workflow-graph.validator.js';
 import { InvalidWorkflowConfigError, WorkflowAlreadyExistsError, WorkflowNotFoundError } from './workflows.errors.js';
-
-/** Every column but the configuration, which list items leave out. */
-const SUMMARY_COLUMNS: FindOptionsSelect<Workflow> = {
-  id: true, organizationId: true, name: true, description: true, channel: true, status: true, version: true,
-  executionCount: true, successCount: true, failureCount: true, activatedAt: true, deactivatedAt: true,
-  createdAt: true, updatedAt: true,
-};
-
-function escapeLike(value: string): string {
-  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
+import { WorkflowsRepository } from './workflows.repository.js';
 
 const VERSION_CACHE_SIZE = 1000;
 
@@ -32,31 +22,25 @@ export class WorkflowsService {
   constructor(
     @InjectRepository(Workflow) private readonly workflows: Repository<Workflow>,
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly reads: WorkflowsRepository,
   ) {}
 
-  async list(organizationId: string, query: ListWorkflowsQuery): Promise<[Workflow[], number]> {
-    const base: FindOptionsWhere<Workflow> = { organizationId };
-    if (query.status) base.status = query.status;
-    if (query.channel) base.channel = query.channel;
-    let where: FindOptionsWhere<Workflow>[] = [base];
-    if (query.search) {
-      const pattern = ILike(`%${escapeLike(query.search)}%`);
-      where = [{ ...base, name: pattern }, { ...base, description: pattern }];
-    }
-    return this.workflows.findAndCount({
-      select: SUMMARY_COLUMNS,
-      where,
-      order: { createdAt: 'DESC', id: 'DESC' },
-      skip: query.offset,
-      take: query.limit,
-    });
+  list(organizationId: string, query: ListWorkflowsQuery): Promise<[WorkflowSummaryRow[], number]> {
+    return this.reads.findPage(organizationId, query);
   }
 
   /** The caller's workflow, or 404 as if absent (another organization's, or a malformed id). */
-  async getOwned(organizationId: string, id: string, manager?: EntityManager): Promise<Workflow> {
+  async getOwned(organizationId: string, id: string): Promise<Workflow> {
     if (!isUuid(id)) throw new WorkflowNotFoundError();
-    const repo = manager ? manager.getRepository(Workflow) : this.workflows;
-    const workflow = await repo.findOne({ where: { id, organizationId }, lock: manager ? { mode: 'pessimistic_write' } : undefined });
+    const workflow = await this.reads.findOwned(organizationId, id);
+    if (!workflow) throw new WorkflowNotFoundError();
+    return workflow;
+  }
+
+  /** getOwned for a write: the row, locked until the transaction ends, as an entity to save back. */
+  private async lockOwned(manager: EntityManager, organizationId: string, id: string): Promise<Workflow> {
+    if (!isUuid(id)) throw new WorkflowNotFoundError();
+    const workflow = await manager.getRepository(Workflow).findOne({ where: { id, organizationId }, lock: { mode: 'pessimistic_write' } });
     if (!workflow) throw new WorkflowNotFoundError();
     return workflow;
   }
@@ -83,7 +67,7 @@ export class WorkflowsService {
   async update(organizationId: string, id: string, dto: UpdateWorkflowDto): Promise<Workflow> {
     const configuration = dto.configuration === undefined ? undefined : validateWorkflowConfiguration(dto.configuration);
     return this.writing(async (manager) => {
-      const workflow = await this.getOwned(organizationId, id, manager);
+      const workflow = await this.lockOwned(manager, organizationId, id);
       if (dto.name !== undefined) workflow.name = dto.name;
       if (dto.description !== undefined) workflow.description = dto.description;
       if (dto.channel !== undefined) workflow.channel = dto.channel;
@@ -107,7 +91,7 @@ export class WorkflowsService {
   /** Idempotent: activating an active workflow keeps its activated_at. */
   async activate(organizationId: string, id: string): Promise<Workflow> {
     return this.writing(async (manager) => {
-      const workflow = await this.getOwned(organizationId, id, manager);
+      const workflow = await this.lockOwned(manager, organizationId, id);
       assertRunnable(workflow.configuration);
       if (workflow.status === 'active' && workflow.activatedAt) return workflow;
       workflow.status = 'active';
@@ -119,7 +103,7 @@ export class WorkflowsService {
   /** Idempotent: deactivating an inactive workflow keeps its deactivated_at. */
   async deactivate(organizationId: string, id: string): Promise<Workflow> {
     return this.writing(async (manager) => {
-      const workflow = await this.getOwned(organizationId, id, manager);
+      const workflow = await this.lockOwned(manager, organizationId, id);
       if (workflow.status === 'inactive' && workflow.deactivatedAt) return workflow;
       workflow.status = 'inactive';
       workflow.deactivatedAt = new Date();

@@ -1,5 +1,4 @@
-import type { EntityManager } from 'typeorm';
-import type { Message } from '../entities/message.entity.js';
+import type { RunWrites } from '../run-writes.js';
 
 export interface OutboundMessage {
   organizationId: string;
@@ -12,12 +11,13 @@ export interface OutboundMessage {
 }
 
 /**
- * How a message reaches a customer on one channel. `send` runs inside the engine's
- * transaction, so a message is recorded exactly once with the step that sent it; connectors
- * that talk to the messaging provider subscribe to the resulting `message.sent` event.
+ * How a message reaches a customer on one channel. `send` records the message (and its
+ * `message.sent` event) in the run's writes, which commit atomically with the step that sent it,
+ * so a message is recorded exactly once; connectors that talk to the messaging provider
+ * subscribe to the resulting `message.sent` event.
  */
 export interface ChannelAdapter {
-  send(manager: EntityManager, message: OutboundMessage): Promise<Message>;
+  send(writes: RunWrites, message: OutboundMessage): { messageId: string };
 }
 
 export const CHANNEL_ADAPTERS = Symbol('CHANNEL_ADAPTERS');

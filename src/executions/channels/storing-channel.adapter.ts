@@ -1,32 +1,27 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
-import { EventsService } from '../../events/events.service.js';
-import { Message } from '../entities/message.entity.js';
+import { randomUUID } from 'node:crypto';
+import type { RunWrites } from '../run-writes.js';
 import type { ChannelAdapter, OutboundMessage } from './channel-adapter.js';
 
 /** The built-in adapter: stores the outbound message and emits `message.sent` for connectors. */
 @Injectable()
 export class StoringChannelAdapter implements ChannelAdapter {
-  constructor(private readonly events: EventsService) {}
-
-  async send(manager: EntityManager, out: OutboundMessage): Promise<Message> {
-    const repo = manager.getRepository(Message);
-    const message = await repo.save(
-      repo.create({
-        organizationId: out.organizationId,
-        customerId: out.customerId,
-        channel: out.channel,
-        direction: 'outbound',
-        content: out.content,
-        executionId: out.executionId,
-        nodeId: out.nodeId,
-      }),
-    );
-    await this.events.record(manager, {
+  send(writes: RunWrites, out: OutboundMessage): { messageId: string } {
+    // The id is made here, not by the database: the message is written later, with the run.
+    const messageId = randomUUID();
+    writes.messages.push({
+      id: messageId,
+      organizationId: out.organizationId,
+      customerId: out.customerId,
+      channel: out.channel,
+      content: out.content,
+      nodeId: out.nodeId,
+    });
+    writes.events.push({
       organizationId: out.organizationId,
       type: 'message.sent',
       data: {
-        message_id: message.id,
+        message_id: messageId,
         customer_id: out.customerRef,
         channel: out.channel,
         content: out.content,
@@ -34,6 +29,6 @@ export class StoringChannelAdapter implements ChannelAdapter {
         node_id: out.nodeId,
       },
     });
-    return message;
+    return { messageId };
   }
 }

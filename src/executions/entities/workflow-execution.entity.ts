@@ -5,7 +5,7 @@ export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
 
 /** Where a running execution stands: the next node to run, and a form's progress while it waits. */
 export interface ExecutionState {
-  /** The node to run next; absent when the execution has finished. */
+  /** The node to run next; absent before the first run (which starts at the first node) and once finished. */
   cursor?: string;
   /** The latest customer message, which ai_response nodes answer. */
   lastMessage?: string;

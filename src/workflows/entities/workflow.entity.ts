@@ -55,3 +55,14 @@ export class Workflow {
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
 }
+
+/** A workflow as list items show it: no configuration (and the organization is the caller's own). */
+export type WorkflowSummary = Omit<Workflow, 'configuration' | 'organizationId'>;
+
+/** A summary as the list query reads it: PostgreSQL has already written the timestamps as ISO-8601 text. */
+export interface WorkflowSummaryRow extends Omit<WorkflowSummary, 'activatedAt' | 'deactivatedAt' | 'createdAt' | 'updatedAt'> {
+  activatedAt: string | null;
+  deactivatedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}

@@ -1,0 +1,232 @@
+// Executions end to end: inbound POST /v1/messages (202) -> trigger fires -> one worker process runs
+// the execution (two message nodes) to success. The app runs as two processes sharing the database
+// and the Redis prefix, as in production: APP_ROLE=api for HTTP, APP_ROLE=worker with
+// WORKER_CONCURRENCY=10 for the queue.
+//
+// Load: BENCH_EXECUTIONS_CONNECTIONS (10) concurrent clients, each sending its next request when
+// the last 202 came back, each request a new customer (so it starts a conversation instead of
+// resuming one). (autocannon's rate cap sends each second's budget in a burst, so it cannot stand
+// in for an open-loop load.)
+//
+// Two rows:
+//   - executions/s: executions that reached `success` within the measured window / its length,
+//     with p50/p99 of their end-to-end time (started_at -> completed_at). The worker shares the two
+//     cores with the API, PostgreSQL, Redis and the load generator, as the target assumes.
+//   - the 202 of POST /v1/messages: latency p50/p99 under that load.
+// "Sustained" means the worker keeps up with what the API accepts: the note gives the accepted
+// rate and the backlog (running executions) at the start and the end of the window. If the API
+// accepts faster than the worker finishes, the backlog grows and completed/s is the real figure.
+// After the window the backlog is drained and every accepted execution is checked: success, two
+// outbound messages, two steps (exactly once), and the workflow's and trigger's counters match
+// the rows exactly. Anything else counts as an error of the row.
+import pg from 'pg';
+import { round } from '../lib/load.mjs';
+
+const TARGET_EXECUTIONS_PER_S = 300;
+const TARGET_P99_MS = 50;
+const WORKER_CONCURRENCY = 10;
+const DRAIN_TIMEOUT_MS = 180_000;
+const CHANNEL = 'whatsapp';
+const MESSAGE = 'order status please';
+
+async function expectCreated(res, what) {
+  if (res.status !== 200 && res.status !== 201) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 500)}`);
+  return res.body.data;
+}
+
+async function waitUntil(what, timeoutMs, check) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The executions counted in [start, end) (epoch ms), and the backlog now. */
+async function windowFigures(db, { start, end }) {
+  const { rows } = await db.query(
+    `SELECT count(*) FILTER (WHERE status = 'success' AND completed_at >= $1 AND completed_at < $2)::int AS completed,
+            count(*) FILTER (WHERE status = 'failed' AND completed_at >= $1 AND completed_at < $2)::int AS failed,
+            count(*) FILTER (WHERE started_at >= $1 AND started_at < $2)::int AS accepted,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM completed_at - started_at) * 1000)
+              FILTER (WHERE status = 'success' AND completed_at >= $1 AND completed_at < $2) AS p50_ms,
+            percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM completed_at - started_at) * 1000)
+              FILTER (WHERE status = 'success' AND completed_at >= $1 AND completed_at < $2) AS p99_ms,
+            max(extract(epoch FROM completed_at - started_at) * 1000)
+              FILTER (WHERE status = 'success' AND completed_at >= $1 AND completed_at < $2) AS max_ms
+       FROM workflow_executions`,
+    [new Date(start), new Date(end)],
+  );
+  return rows[0];
+}
+
+const backlog = async (db) => (await db.query(`SELECT count(*)::int AS n FROM workflow_executions WHERE status = 'running'`)).rows[0].n;
+
+/**
+ * Every execution of the run finished once: success, two steps, two outbound messages; and the
+ * workflow's and the trigger's counters agree exactly with the rows (none lost, none doubled).
+ */
+async function exactlyOnceProblems(db, workflowId, triggerId) {
+  const { rows } = await db.query(
+    `WITH e AS (
+       SELECT e.status,
+              (SELECT count(*) FROM execution_steps s WHERE s.execution_id = e.id) AS steps,
+              (SELECT count(*) FROM messages m WHERE m.execution_id = e.id AND m.direction = 'outbound') AS sent
+         FROM workflow_executions e
+     ), totals AS (
+       SELECT count(*)::int AS executions,
+              count(*) FILTER (WHERE status = 'success')::int AS succeeded,
+              count(*) FILTER (WHERE status = 'failed')::int AS failed,
+              count(*) FILTER (WHERE status <> 'success')::int AS not_successful,
+              count(*) FILTER (WHERE steps <> 2)::int AS wrong_steps,
+              count(*) FILTER (WHERE sent <> 2)::int AS wrong_messages
+         FROM e
+     )
+     SELECT t.executions, t.not_successful, t.wrong_steps, t.wrong_messages,
+            (abs(w.execution_count - t.executions) + abs(w.success_count - t.succeeded) + abs(w.failure_count - t.failed))::int AS workflow_counts_off,
+            (tr.execution_count - (SELECT count(*) FROM trigger_executions x WHERE x.trigger_id = tr.id))::int AS trigger_count_off
+       FROM totals t, workflows w, triggers tr
+      WHERE w.id = $1 AND tr.id = $2`,
+    [workflowId, triggerId],
+  );
+  return rows[0];
+}
+
+export default {
+  name: 'executions',
+  description: `POST /v1/messages -> completed execution (2 message nodes); api process + worker process (concurrency ${WORKER_CONCURRENCY})`,
+
+  async run(ctx) {
+    const api = await ctx.startApp({ role: 'api' });
+    // After the api, whose start-up has applied the migrations.
+    const worker = await ctx.startApp({ role: 'worker', env: { WORKER_CONCURRENCY: String(WORKER_CONCURRENCY) } });
+
+    const workflow = await expectCreated(
+      await ctx.api(api.url, 'POST', '/v1/workflows', {
+        name: 'bench executions',
+        channel: CHANNEL,
+        configuration: {
+          nodes: [
+            { id: 'greet', type: 'message', content: 'Thanks for your message!', next: 'status' },
+            { id: 'status', type: 'message', content: 'Your order is on its way.' },
+          ],
+        },
+      }),
+      'POST /v1/workflows',
+    );
+    await expectCreated(await ctx.api(api.url, 'POST', `/v1/workflows/${workflow.id}/activate`), 'activate');
+    const trigger = await expectCreated(
+      await ctx.api(api.url, 'POST', '/v1/triggers', {
+        name: 'bench order messages',
+        type: 'message',
+        workflow_id: workflow.id,
+        channel: CHANNEL,
+        configuration: { keywords: ['order'] },
+      }),
+      'POST /v1/triggers',
+    );
+    if (trigger.status !== 'active') await expectCreated(await ctx.api(api.url, 'POST', `/v1/triggers/${trigger.id}/activate`), 'trigger activate');
+
+    const db = new pg.Client({ connectionString: ctx.databaseUrl });
+    await db.connect();
+    try {
+      // Sanity: one message starts one execution, which the worker (now known to be up) completes.
+      const first = await ctx.api(api.url, 'POST', '/v1/messages', { channel: CHANNEL, customer_id: 'bench-sanity', message: MESSAGE });
+      const executionId = first.body?.data?.executions?.[0]?.workflow_execution_id;
+      if (first.status !== 202 || first.body.data.executions.length !== 1 || !executionId) {
+        throw new Error(`POST /v1/messages answered ${first.status}: ${JSON.stringify(first.body).slice(0, 500)}`);
+      }
+      await waitUntil(`execution ${executionId} to succeed (is the worker up? ${worker.process.running ? 'running' : 'exited'})`, 60_000, async () => {
+        if (!worker.process.running) throw new Error(`the worker exited:\n${worker.process.log()}`);
+        const { rows } = await db.query(`SELECT status FROM workflow_executions WHERE id = $1`, [executionId]);
+        if (rows[0]?.status === 'failed') throw new Error(`sanity execution failed: ${JSON.stringify(rows[0])}`);
+        return rows[0]?.status === 'success';
+      });
+
+      // Each request a new customer: a known one with a waiting execution would resume it instead.
+      let seq = 0;
+      const prefix = `bench-${Date.now().toString(36)}`;
+      const requests = [
+        {
+          method: 'POST',
+          path: '/v1/messages',
+          setupRequest: (req) => ({ ...req, body: JSON.stringify({ channel: CHANNEL, customer_id: `${prefix}-${seq++}`, message: MESSAGE }) }),
+        },
+      ];
+      let backlogAtStart = 0;
+      const http = await ctx.measure(
+        {
+          url: api.url,
+          headers: { authorization: `Bearer ${ctx.apiKey}`, 'content-type': 'application/json' },
+          requests,
+          connections: ctx.config.executionsConnections,
+        },
+        { beforeMeasured: async () => void (backlogAtStart = await backlog(db)) },
+      );
+      const backlogAtEnd = await backlog(db);
+      const windowS = (http.window.end - http.window.start) / 1000;
+      const w = await windowFigures(db, http.window);
+
+      // Drain, then check that nothing was lost or done twice.
+      const drainStart = Date.now();
+      await waitUntil('the backlog to drain', DRAIN_TIMEOUT_MS, async () => (await backlog(db)) === 0);
+      const drainS = round((Date.now() - drainStart) / 1000, 1);
+      const check = await exactlyOnceProblems(db, workflow.id, trigger.id);
+      const problems = check.not_successful + check.wrong_steps + check.wrong_messages + check.workflow_counts_off + Math.abs(check.trigger_count_off);
+      const expected = seq + 1; // + the sanity execution
+      const lost = Math.max(0, expected - check.executions);
+
+      const completedPerS = round(w.completed / windowS, 1);
+      const acceptedPerS = round(w.accepted / windowS, 1);
+      const growthPerS = round((backlogAtEnd - backlogAtStart) / windowS, 1);
+      // Keeps up: the backlog did not grow by more than a fraction of a second's work over the window.
+      const keepsUp = backlogAtEnd - backlogAtStart <= Math.max(2 * WORKER_CONCURRENCY, 0.02 * w.accepted);
+      const load = `${http.connections} connections`;
+      console.log(
+        `  window ${round(windowS, 1)} s (${load}): accepted ${w.accepted} (${acceptedPerS}/s), completed ${w.completed} (${completedPerS}/s), ` +
+          `failed ${w.failed}; backlog ${backlogAtStart} -> ${backlogAtEnd} (${growthPerS >= 0 ? '+' : ''}${growthPerS}/s), drained in ${drainS} s; ` +
+          `${check.executions} executions checked: ${check.not_successful} not successful, ${check.wrong_steps} wrong step count, ` +
+          `${check.wrong_messages} wrong message count, ${lost} missing; counters off by ${check.workflow_counts_off} (workflow), ${check.trigger_count_off} (trigger)`,
+      );
+
+      return [
+        {
+          name: `executions/s (POST /v1/messages -> success, 2 message nodes; p50/p99 = start->completed)`,
+          measurement: {
+            requests_per_s: completedPerS,
+            requests_total: w.completed,
+            p50_ms: w.p50_ms === null ? null : Math.round(w.p50_ms),
+            p99_ms: w.p99_ms === null ? null : Math.round(w.p99_ms),
+            max_ms: w.max_ms === null ? null : Math.round(w.max_ms),
+            errors: w.failed + problems + lost,
+            non_2xx: 0,
+            duration_s: round(windowS, 2),
+            accepted_per_s: acceptedPerS,
+            backlog_start: backlogAtStart,
+            backlog_end: backlogAtEnd,
+            backlog_growth_per_s: growthPerS,
+            keeps_up: keepsUp,
+            drain_s: drainS,
+            worker_concurrency: WORKER_CONCURRENCY,
+            connections: http.connections,
+            exactly_once: { ...check, missing: lost },
+          },
+          min_per_s: TARGET_EXECUTIONS_PER_S,
+          note: keepsUp
+            ? `worker keeps up with ${acceptedPerS}/s accepted`
+            : `worker falls behind: ${acceptedPerS}/s accepted, backlog +${growthPerS}/s (drained in ${drainS} s)`,
+        },
+        {
+          name: 'POST /v1/messages (202)',
+          measurement: http,
+          max_p99_ms: TARGET_P99_MS,
+          note: load,
+        },
+      ];
+    } finally {
+      await db.end();
+    }
+  },
+};
