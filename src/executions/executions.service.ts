@@ -171,7 +171,7 @@ export class ExecutionsService {
         customer_event: { customer_id: customerRef },
       });
       if (started) {
-        void this.enqueue(executionId);
+        await this.enqueue(executionId);
         return { triggerId: input.triggerId, triggerExecutionId, workflowExecutionId: executionId, status: 'running', error: null };
       }
     }

@@ -146,11 +146,6 @@ export class TriggersService {
     });
   }
 
-  /** Active message triggers of an organization, oldest first; whether their workflow is active is the firing path's check. */
-  async findActiveMessageTriggers(organizationId: string): Promise<Trigger[]> {
-    return this.triggers.find({ where: { organizationId, type: 'message', status: 'active' }, order: { createdAt: 'ASC', id: 'ASC' } });
-  }
-
   /** A webhook trigger's verification secret, decrypted; null when it has none. Throws when it cannot be decrypted (key changed). */
   webhookSecret(trigger: Pick<Trigger, 'id' | 'secretEncrypted'>): string | null {
     return trigger.secretEncrypted ? this.secretBox.open(trigger.secretEncrypted, trigger.id) : null;

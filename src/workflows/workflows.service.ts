@@ -123,20 +123,8 @@ export class WorkflowsService {
     return row.configuration;
   }
 
-  /** What a firing needs to know: whether the workflow may run, and the version it would pin. */
-  async getRunnable(manager: EntityManager, organizationId: string, id: string): Promise<Pick<Workflow, 'id' | 'status' | 'version' | 'channel'> | null> {
-    return manager.getRepository(Workflow).findOne({ select: { id: true, status: true, version: true, channel: true }, where: { id, organizationId } });
-  }
 
-  /** Counts an execution that started, in the caller's transaction. */
-  async recordExecutionStarted(manager: EntityManager, id: string): Promise<void> {
-    await manager.getRepository(Workflow).increment({ id }, 'executionCount', 1);
-  }
 
-  /** Counts a finished execution by outcome, in the caller's transaction (feeds success_rate). */
-  async recordExecutionFinished(manager: EntityManager, id: string, success: boolean): Promise<void> {
-    await manager.getRepository(Workflow).increment({ id }, success ? 'successCount' : 'failureCount', 1);
-  }
 
   private async saveVersion(manager: EntityManager, workflowId: string, version: number, configuration: WorkflowConfiguration) {
     const versions = manager.getRepository(WorkflowVersion);
