@@ -2,9 +2,10 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { INestApplicationContext } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { Logger } from 'nestjs-pino';
+import { Logger, PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
+import { requestLogMiddleware } from './common/http/request-log.middleware.js';
 import type { AppConfig } from './config/app-config.js';
 import { metricsMiddleware } from './metrics/metrics.middleware.js';
 
@@ -18,8 +19,10 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
   // Express would hash every JSON body (SHA-1) to offer an ETag. API clients do not send
   // If-None-Match, and a 304 still costs the whole query and serialisation, so it is pure overhead.
   app.set('etag', false);
-  // Before the body parsers, so that a request refused while parsing still has an id.
+  // Before the body parsers, so that a request refused while parsing still has an id and a log line.
   app.use(requestIdMiddleware);
+  // Outside a request, PinoLogger's logger is the application's root pino logger.
+  app.use(requestLogMiddleware((await app.resolve<PinoLogger>(PinoLogger)).logger));
   app.use(metricsMiddleware);
   app.useBodyParser('json', { limit: BODY_LIMIT });
   app.useBodyParser('urlencoded', { limit: BODY_LIMIT, extended: false });

@@ -123,9 +123,6 @@ export class WorkflowsService {
     return row.configuration;
   }
 
-
-
-
   private async saveVersion(manager: EntityManager, workflowId: string, version: number, configuration: WorkflowConfiguration) {
     const versions = manager.getRepository(WorkflowVersion);
     await versions.save(versions.create({ workflowId, version, configuration }));

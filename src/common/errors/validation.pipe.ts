@@ -1,9 +1,58 @@
-import { ValidationPipe } from '@nestjs/common';
+import { ValidationPipe, type ArgumentMetadata, type Type } from '@nestjs/common';
 import { toValidationError } from './validation.js';
 
-/** The global pipe: DTOs are transformed, unknown properties refused, failures rendered by toValidationError. */
+/** Accepted query strings remembered per query DTO class (oldest forgotten first). */
+const REMEMBERED_QUERIES_PER_DTO = 256;
+
+/**
+ * The global pipe: DTOs are transformed, unknown properties refused, failures rendered by
+ * toValidationError.
+ *
+ * Query DTOs are remembered once accepted. The same query string comes back again and again (a
+ * list polled, the same page reopened), and class-transformer plus class-validator cost a list
+ * request more CPU than the rest of its own code. A query string already accepted for a DTO
+ * class gets a fresh copy of the DTO it produced; anything new (or refused) is validated in
+ * full. Only DTOs whose fields are all primitives are remembered, so a copy shares nothing with
+ * another request. This relies on query validation depending on the query string alone, which
+ * holds for declarative class-validator rules; a rule reading the clock or the database would
+ * belong in the service anyway.
+ */
+export class AppValidationPipe extends ValidationPipe {
+  private readonly acceptedQueries = new WeakMap<Type<unknown>, Map<string, object>>();
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const { metatype } = metadata;
+    if (metadata.type !== 'query' || !metatype || !this.toValidate(metadata) || typeof value !== 'object' || value === null) {
+      return super.transform(value, metadata);
+    }
+    let accepted = this.acceptedQueries.get(metatype);
+    if (!accepted) {
+      accepted = new Map();
+      this.acceptedQueries.set(metatype, accepted);
+    }
+    const key = JSON.stringify(value);
+    const known = accepted.get(key);
+    if (known) return copy(known);
+
+    const dto: unknown = await super.transform(value, metadata);
+    if (isFlat(dto)) {
+      if (accepted.size >= REMEMBERED_QUERIES_PER_DTO) accepted.delete(accepted.keys().next().value as string);
+      accepted.set(key, copy(dto));
+    }
+    return dto;
+  }
+}
+
+function isFlat(dto: unknown): dto is object {
+  return typeof dto === 'object' && dto !== null && Object.values(dto).every((v) => v === null || (typeof v !== 'object' && typeof v !== 'function'));
+}
+
+function copy<T extends object>(dto: T): T {
+  return Object.assign(Object.create(Object.getPrototypeOf(dto) as object | null) as T, dto);
+}
+
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new AppValidationPipe({
     transform: true,
     whitelist: true,
     forbidNonWhitelisted: true,

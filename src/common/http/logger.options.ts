@@ -21,22 +21,21 @@ export const REQUEST_LOG_SERIALIZERS = {
   err: stdSerializers.err,
 };
 
-/** pino-http's options: one JSON line per request with its id, at info for 2xx/3xx, warn for 4xx, error for 5xx. */
-export function pinoHttpOptions(config: Pick<AppConfig, 'logLevel'>): Options {
-  return {
-    level: config.logLevel,
-    genReqId: (req) => (req.id as string) ?? 'unknown',
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-    autoLogging: { ignore: (req) => req.url === '/health/live' || req.url === '/health/ready' || req.url === '/metrics' },
-    // Our serializers read the raw objects. Wrapped (the default), pino-http would first build
-    // pino's full request object (every header, the remote address) for each request, only for
-    // ours to keep three fields of it.
-    wrapSerializers: false,
-    serializers: REQUEST_LOG_SERIALIZERS,
-  };
+/**
+ * The application's pino options. nestjs-pino builds the one root logger from them, through
+ * pino-http, which would wrap our serializers in pino's own (building the full request object,
+ * every header and the remote address, before ours keep three fields): they read the raw objects.
+ */
+export function pinoOptions(config: Pick<AppConfig, 'logLevel'>): Options {
+  return { level: config.logLevel, wrapSerializers: false, serializers: REQUEST_LOG_SERIALIZERS };
 }
 
-/** Structured JSON logs, one line per request with its id; credentials never logged. */
+/**
+ * Structured JSON logs, one line per request with its id; credentials never logged. The request
+ * line and `req.log` come from requestLogMiddleware (mounted by createHttpApp); `useExisting`
+ * has nestjs-pino bind that `req.log` to each request's async context instead of mounting
+ * pino-http's middleware.
+ */
 export function loggerOptions(config: AppConfig): Params {
-  return { pinoHttp: pinoHttpOptions(config) };
+  return { pinoHttp: pinoOptions(config), useExisting: true };
 }
