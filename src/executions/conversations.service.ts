@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { Batcher } from './batcher.js';
-import { SqlStatement } from './sql-statement.js';
+import { SqlStatement } from '../database/sql-statement.js';
 
 export interface InboundMessage {
   organizationId: string;

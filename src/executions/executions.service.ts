@@ -8,7 +8,7 @@ import { Batcher } from './batcher.js';
 import { ExecutionErrorCodes } from './executions.errors.js';
 import { EXECUTIONS_QUEUE, ExecutionJobs, type RunJob } from './executions.queue.js';
 import type { FireInput, FireResult } from './fire.types.js';
-import { SqlStatement } from './sql-statement.js';
+import { SqlStatement } from '../database/sql-statement.js';
 
 /** Attempts of a run job before the execution is failed; runs are idempotent, so retrying is safe. */
 export const RUN_ATTEMPTS = 5;

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { WorkflowExecution } from './entities/workflow-execution.entity.js';
 import { Batcher } from './batcher.js';
-import { SqlStatement } from './sql-statement.js';
+import { SqlStatement } from '../database/sql-statement.js';
 import type { RunWrites } from './run-writes.js';
 
 /** An execution as a run starts from it. */

@@ -6,7 +6,7 @@ import { ConversationsService } from '../executions/conversations.service.js';
 import { ExecutionErrorCodes } from '../executions/executions.errors.js';
 import { ExecutionsService } from '../executions/executions.service.js';
 import type { FireInput, FireResult } from '../executions/fire.types.js';
-import { SqlStatement } from '../executions/sql-statement.js';
+import { SqlStatement } from '../database/sql-statement.js';
 import { isUuid } from '../common/ids/uuid.js';
 import { RateLimiter, type RateLimitResult } from '../redis/rate-limiter.js';
 import { Trigger } from './entities/trigger.entity.js';

@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { SqlStatement } from '../database/sql-statement.js';
 import type { ListWorkflowsQuery } from './dto/list-workflows.query.js';
 import type { Workflow, WorkflowSummaryRow } from './entities/workflow.entity.js';
 
@@ -14,12 +13,12 @@ import type { Workflow, WorkflowSummaryRow } from './entities/workflow.entity.js
 const SCALAR_COLUMNS = `id, name, description, channel, status, version,
   execution_count AS "executionCount", success_count AS "successCount", failure_count AS "failureCount"`;
 
-const BY_ID = {
-  name: 'workflows.by-id',
-  text: `SELECT ${SCALAR_COLUMNS}, organization_id AS "organizationId", configuration,
+const BY_ID = new SqlStatement<Workflow>(
+  `SELECT ${SCALAR_COLUMNS}, organization_id AS "organizationId", configuration,
       activated_at AS "activatedAt", deactivated_at AS "deactivatedAt", created_at AS "createdAt", updated_at AS "updatedAt"
     FROM workflows WHERE id = $1 AND organization_id = $2`,
-};
+  { prepareAs: 'workflows.by-id' },
+);
 
 /**
  * A timestamp as the exact text Date.prototype.toISOString() gives for it (UTC, milliseconds
@@ -36,8 +35,8 @@ const LIST_COLUMNS = `${SCALAR_COLUMNS},
 
 /** The list's statements for one combination of filters; `$1` is the organization. */
 interface ListStatements {
-  page: { name: string; text: string };
-  count: { name: string; text: string };
+  page: SqlStatement<WorkflowSummaryRow & { total: number }>;
+  count: SqlStatement<{ total: number }>;
 }
 
 /** Which optional filters a query uses, in the order their parameters follow the organization. */
@@ -59,6 +58,11 @@ function listFilters(query: ListWorkflowsQuery): { key: string; values: unknown[
   return { key, values };
 }
 
+/**
+ * Without a filter, the total is the organization's workflow count, which a trigger keeps exact
+ * (migration WorkflowCounts): one row read instead of counting every workflow of the organization.
+ * Filtered, the matches are counted.
+ */
 function listStatements(key: string): ListStatements {
   const conditions = ['organization_id = $1'];
   let n = 1;
@@ -69,13 +73,17 @@ function listStatements(key: string): ListStatements {
     conditions.push(`(name ILIKE $${n} OR description ILIKE $${n})`);
   }
   const where = conditions.join(' AND ');
+  const total =
+    key === ''
+      ? `SELECT workflow_count AS total FROM organizations WHERE id = $1`
+      : `SELECT count(*)::int AS total FROM workflows WHERE ${where}`;
   return {
-    page: {
-      name: `workflows.page.${key}`,
-      text: `SELECT ${LIST_COLUMNS}, (SELECT count(*)::int FROM workflows WHERE ${where}) AS total
+    page: new SqlStatement(
+      `SELECT ${LIST_COLUMNS}, (${total}) AS total
         FROM workflows WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $${n + 1} OFFSET $${n + 2}`,
-    },
-    count: { name: `workflows.count.${key}`, text: `SELECT count(*)::int AS total FROM workflows WHERE ${where}` },
+      { prepareAs: `workflows.page.${key}` },
+    ),
+    count: new SqlStatement(total, { prepareAs: `workflows.count.${key}` }),
   };
 }
 
@@ -97,38 +105,23 @@ export class WorkflowsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async findOwned(organizationId: string, id: string): Promise<Workflow | null> {
-    const rows = await this.query<Workflow>(BY_ID.name, BY_ID.text, [id, organizationId]);
+    const rows = await BY_ID.run(this.dataSource, [id, organizationId]);
     return rows[0] ?? null;
   }
 
   /**
-   * One page, newest first, and the number of matching rows, in one round trip. The count is a
-   * sub-select (an index scan) rather than `count(*) OVER ()`, which would drag every matching
-   * row through a window. A page past the end has no row to carry it: only then is it asked alone.
+   * One page, newest first, and the number of matching rows, in one round trip (the total rides
+   * on each row as a sub-select). A page past the end has no row to carry it: only then is it
+   * asked alone.
    */
   async findPage(organizationId: string, query: ListWorkflowsQuery): Promise<[WorkflowSummaryRow[], number]> {
     const { key, values } = listFilters(query);
     const { page, count } = LIST_STATEMENTS.get(key) as ListStatements;
-    const rows = await this.query<WorkflowSummaryRow & { total: number }>(page.name, page.text, [organizationId, ...values, query.limit, query.offset]);
+    const rows = await page.run(this.dataSource, [organizationId, ...values, query.limit, query.offset]);
     // The extra `total` on each row is left in place: the response mapper picks its fields.
     if (rows.length > 0) return [rows, rows[0].total];
     if (query.offset === 0) return [[], 0];
-    const [{ total }] = await this.query<{ total: number }>(count.name, count.text, [organizationId, ...values]);
+    const [{ total }] = await count.run(this.dataSource, [organizationId, ...values]);
     return [[], total];
-  }
-
-  /**
-   * A named statement: PostgreSQL parses and plans it once per connection instead of on every
-   * request, which cuts its CPU for these short reads to about a third (and the database shares
-   * the machine's cores with us). It runs on TypeORM's own pool (same connections and limits);
-   * a QueryRunner around one statement would only add its bookkeeping. `name` must identify `text`.
-   */
-  private async query<T>(name: string, text: string, values: unknown[]): Promise<T[]> {
-    const result = await this.pool.query({ name, text, values });
-    return result.rows as T[];
-  }
-
-  private get pool(): Pool {
-    return (this.dataSource.driver as PostgresDriver).master as Pool;
   }
 }

@@ -187,6 +187,32 @@ describe('workflows', () => {
       expect(res.body.pagination.total).toBe(0);
     });
 
+    it('keeps the unfiltered total exact through concurrent creates, deletes, writes outside the API and an organization\'s deletion', async () => {
+      const counted = await createOrganization(t);
+      const db = t.app.get(DataSource);
+      const total = async () => (await t.http.get('/v1/workflows').set(counted.auth('read_only')).expect(200)).body.pagination.total;
+      const exact = async () => (await db.query('SELECT count(*)::int AS n FROM workflows WHERE organization_id = $1', [counted.id]))[0].n;
+
+      const created = await Promise.all(Array.from({ length: 12 }, (_, i) => createWorkflow(t, counted, { name: `Counted ${i}` })));
+      expect(await total()).toBe(12);
+      await Promise.all(created.slice(0, 5).map(({ id }) => t.http.delete(`/v1/workflows/${id}`).set(counted.auth()).expect(200)));
+      expect(await total()).toBe(7);
+      // A refused create (name in use) changes nothing.
+      await t.http.post('/v1/workflows').set(counted.auth('read_write')).send({ name: 'Counted 11' }).expect(409);
+      // Rows written without the API are counted too: the count is kept by the database.
+      await db.query(`INSERT INTO workflows (organization_id, name, configuration) SELECT $1, 'Direct ' || g, '{"nodes":[]}' FROM generate_series(1, 3) g`, [counted.id]);
+      expect(await total()).toBe(10);
+      await db.query(`DELETE FROM workflows WHERE organization_id = $1 AND name LIKE 'Direct %'`, [counted.id]);
+      expect(await total()).toBe(7);
+      expect(await exact()).toBe(7);
+      // Filtered lists count their matches; past the end the total is still given.
+      expect((await t.http.get('/v1/workflows').query({ search: 'Counted 1' }).set(counted.auth()).expect(200)).body.pagination.total).toBe(2);
+      expect((await t.http.get('/v1/workflows').query({ page: 9 }).set(counted.auth()).expect(200)).body.pagination.total).toBe(7);
+      // Deleting the organization cascades to its workflows without tripping over the count.
+      await db.query('DELETE FROM organizations WHERE id = $1', [counted.id]);
+      expect(await exact()).toBe(0);
+    });
+
     it('answers 400 INVALID_REQUEST with the field for bad page, limit and filters', async () => {
       const cases: [Record<string, string | number>, string][] = [
         [{ page: 0 }, 'page'],
