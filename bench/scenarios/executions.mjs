@@ -20,6 +20,7 @@
 // outbound messages, two steps (exactly once), and the workflow's and trigger's counters match
 // the rows exactly. Anything else counts as an error of the row.
 import pg from 'pg';
+import { cpuBetween, machineCpu } from '../lib/cpu.mjs';
 import { round } from '../lib/load.mjs';
 
 const TARGET_EXECUTIONS_PER_S = 300;
@@ -156,6 +157,7 @@ export default {
         },
       ];
       let backlogAtStart = 0;
+      let cpuAtStart = null;
       const http = await ctx.measure(
         {
           url: api.url,
@@ -163,8 +165,14 @@ export default {
           requests,
           connections: ctx.config.executionsConnections,
         },
-        { beforeMeasured: async () => void (backlogAtStart = await backlog(db)) },
+        {
+          beforeMeasured: async () => {
+            backlogAtStart = await backlog(db);
+            cpuAtStart = machineCpu();
+          },
+        },
       );
+      const cpu = cpuBetween(cpuAtStart, machineCpu());
       const backlogAtEnd = await backlog(db);
       const windowS = (http.window.end - http.window.start) / 1000;
       const w = await windowFigures(db, http.window);
@@ -184,11 +192,14 @@ export default {
       // Keeps up: the backlog did not grow by more than a fraction of a second's work over the window.
       const keepsUp = backlogAtEnd - backlogAtStart <= Math.max(2 * WORKER_CONCURRENCY, 0.02 * w.accepted);
       const load = `${http.connections} connections`;
+      // Everything on the machine (api, worker, PostgreSQL, Redis, the load generator) over the window.
+      const cpuMsPerExecution = cpu && w.completed > 0 ? round(cpu.busyMs / w.completed, 2) : null;
+      const cpuNote = cpu ? `; machine CPU ${cpuMsPerExecution} ms per execution (${Math.round(cpu.utilisation * 100)}% busy)` : '';
       console.log(
         `  window ${round(windowS, 1)} s (${load}): accepted ${w.accepted} (${acceptedPerS}/s), completed ${w.completed} (${completedPerS}/s), ` +
           `failed ${w.failed}; backlog ${backlogAtStart} -> ${backlogAtEnd} (${growthPerS >= 0 ? '+' : ''}${growthPerS}/s), drained in ${drainS} s; ` +
           `${check.executions} executions checked: ${check.not_successful} not successful, ${check.wrong_steps} wrong step count, ` +
-          `${check.wrong_messages} wrong message count, ${lost} missing; counters off by ${check.workflow_counts_off} (workflow), ${check.trigger_count_off} (trigger)`,
+          `${check.wrong_messages} wrong message count, ${lost} missing; counters off by ${check.workflow_counts_off} (workflow), ${check.trigger_count_off} (trigger)${cpuNote}`,
       );
 
       return [
@@ -212,6 +223,8 @@ export default {
             worker_concurrency: WORKER_CONCURRENCY,
             connections: http.connections,
             exactly_once: { ...check, missing: lost },
+            machine_cpu_ms_per_execution: cpuMsPerExecution,
+            machine_cpu_utilisation: cpu?.utilisation ?? null,
           },
           min_per_s: TARGET_EXECUTIONS_PER_S,
           note: keepsUp

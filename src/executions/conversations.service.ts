@@ -14,22 +14,48 @@ export interface InboundMessage {
   metadata?: Record<string, unknown>;
 }
 
+/** An active message trigger of the organization, as keyword matching and firing need it. */
+export interface ActiveMessageTrigger {
+  id: string;
+  organizationId: string;
+  workflowId: string;
+  status: 'active';
+  channel: string | null;
+  configuration: Record<string, unknown>;
+}
+
 export interface ReceivedMessage {
   messageId: string;
   /** The customer's row (created on first contact). */
   customerId: string;
   /** The waiting execution this message was routed to, if the customer had one on this channel. */
   resumed: { executionId: string; triggerId: string | null; triggerExecutionId: string | null } | null;
+  /**
+   * When nothing was resumed: the organization's active message triggers, oldest first, read in
+   * the statement that stored the message (same snapshot, no extra round trip). Empty otherwise.
+   */
+  messageTriggers: ActiveMessageTrigger[];
 }
 
 /**
  * Inbound messages as one statement (an implicit transaction, one round trip) — concurrent
  * requests share it (see Batcher): for each, the customer upserted (customer.created on first
  * contact, last_seen_at moved on), their waiting execution on the channel looked up, the message
- * stored (routed to that execution) and message.received recorded. A batch never holds two
- * messages of one customer (one INSERT cannot update a row twice, and they must stay in order).
+ * stored (routed to that execution) and message.received recorded. A message that resumes nothing
+ * also gets its organization's active message triggers (read once per organization in the batch),
+ * for the caller to match its keywords against: reading them in a statement of their own cost
+ * each request a round trip, about a tenth of the machine's CPU per execution. A batch never
+ * holds two messages of one customer (one INSERT cannot update a row twice, and they must stay
+ * in order).
  */
-const RECEIVE = new SqlStatement<{ message_id: string; customer_id: string; execution_id: string | null; trigger_id: string | null; trigger_execution_id: string | null }>(
+const RECEIVE = new SqlStatement<{
+  message_id: string;
+  customer_id: string;
+  execution_id: string | null;
+  trigger_id: string | null;
+  trigger_execution_id: string | null;
+  message_triggers: ActiveMessageTrigger[] | null;
+}>(
   `
   WITH inbound AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(
@@ -61,8 +87,21 @@ const RECEIVE = new SqlStatement<{ message_id: string; customer_id: string; exec
     SELECT organization_id, 'customer.created', customer_event FROM routed WHERE inserted
     UNION ALL
     SELECT organization_id, 'message.received', message_event || jsonb_build_object('execution_id', execution_id) FROM routed
+  ), message_triggers AS (
+    -- Per organization by its partial index (a lateral lookup: a plan joining the JSON input,
+    -- counted as 100 rows, could prefer a scan and stay cached with the named statement).
+    SELECT o.organization_id, t.triggers
+      FROM (SELECT DISTINCT organization_id FROM routed WHERE execution_id IS NULL) o
+      CROSS JOIN LATERAL (
+        SELECT json_agg(json_build_object('id', t.id, 'organizationId', t.organization_id, 'workflowId', t.workflow_id,
+                                          'status', t.status, 'channel', t.channel, 'configuration', t.configuration)
+                        ORDER BY t.created_at, t.id) AS triggers
+          FROM triggers t
+         WHERE t.organization_id = o.organization_id AND t.type = 'message' AND t.status = 'active'
+      ) t
   )
-  SELECT message_id, customer_id, execution_id, trigger_id, trigger_execution_id FROM routed`,
+  SELECT r.message_id, r.customer_id, r.execution_id, r.trigger_id, r.trigger_execution_id, mt.triggers AS message_triggers
+    FROM routed r LEFT JOIN message_triggers mt ON r.execution_id IS NULL AND mt.organization_id = r.organization_id`,
   { prepareAs: 'conversations.receive' },
 );
 
@@ -127,6 +166,7 @@ export class ConversationsService {
         messageId: m.message_id,
         customerId: row.customer_id,
         resumed: row.execution_id ? { executionId: row.execution_id, triggerId: row.trigger_id, triggerExecutionId: row.trigger_execution_id } : null,
+        messageTriggers: row.message_triggers ?? [],
       };
     });
   }

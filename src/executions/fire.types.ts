@@ -17,8 +17,12 @@ export interface FireInput {
 }
 
 export interface FireResult {
-  triggerId: string;
-  triggerExecutionId: string;
+  /**
+   * The trigger and its execution. A firing always has them; a message resuming a waiting
+   * execution reports the execution's, which the database allows to be absent (null).
+   */
+  triggerId: string | null;
+  triggerExecutionId: string | null;
   workflowExecutionId: string | null;
   status: ExecutionStatus;
   error: { code: string; message: string } | null;

@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { InjectRepository } from '@nestjs/typeorm';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { DataSource, Repository } from 'typeorm';
+import type { Repository } from 'typeorm';
 import { ConversationsService } from '../executions/conversations.service.js';
 import { ExecutionErrorCodes } from '../executions/executions.errors.js';
 import { ExecutionsService } from '../executions/executions.service.js';
 import type { FireInput, FireResult } from '../executions/fire.types.js';
-import { SqlStatement } from '../database/sql-statement.js';
 import { isUuid } from '../common/ids/uuid.js';
 import { RateLimiter, type RateLimitResult } from '../redis/rate-limiter.js';
 import { Trigger } from './entities/trigger.entity.js';
@@ -21,18 +20,6 @@ const DEFAULT_API_RATE_LIMIT = 100;
 
 /** What a firing needs of its trigger. */
 type FiringTrigger = Pick<Trigger, 'id' | 'organizationId' | 'workflowId' | 'status' | 'channel' | 'configuration'>;
-
-/**
- * The organization's active message triggers, oldest first. Read on every inbound message, so a
- * named statement (columns aliased to the entity's properties) rather than a TypeORM find, whose
- * query building and entity hydration cost more CPU than the query itself.
- */
-const ACTIVE_MESSAGE_TRIGGERS = new SqlStatement<FiringTrigger>(
-  `SELECT id, organization_id AS "organizationId", workflow_id AS "workflowId", status, channel, configuration
-     FROM triggers WHERE organization_id = $1 AND type = 'message' AND status = 'active'
-    ORDER BY created_at, id`,
-  { prepareAs: 'triggers.active-message' },
-);
 
 export interface FiringContext {
   customerRef?: string | null;
@@ -66,7 +53,6 @@ export interface InboundMessageResult {
 export class TriggerFiringService {
   constructor(
     @InjectRepository(Trigger) private readonly triggers: Repository<Trigger>,
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly triggersService: TriggersService,
     private readonly executions: ExecutionsService,
     private readonly conversations: ConversationsService,
@@ -100,21 +86,15 @@ export class TriggerFiringService {
     inbound: { channel: string; customerRef: string; content: string; language?: string | null; metadata?: Record<string, unknown> },
     userAgent: string | null,
   ): Promise<InboundMessageResult> {
-    // The triggers are read while the message is stored (though only a message that resumes no
-    // conversation needs them): one round trip less of the 202's latency.
-    const [received, candidates] = await Promise.all([
-      this.conversations.receive({ organizationId, ...inbound }),
-      ACTIVE_MESSAGE_TRIGGERS.run(this.dataSource, [organizationId]),
-    ]);
+    // Stored together with the read of the active message triggers, which a message that resumes
+    // nothing is matched against.
+    const received = await this.conversations.receive({ organizationId, ...inbound });
     if (received.resumed) {
       await this.executions.enqueue(received.resumed.executionId);
       const { executionId, triggerId, triggerExecutionId } = received.resumed;
-      return {
-        messageId: received.messageId,
-        executions: [{ triggerId: triggerId ?? '', triggerExecutionId: triggerExecutionId ?? '', workflowExecutionId: executionId, status: 'running', error: null }],
-      };
+      return { messageId: received.messageId, executions: [{ triggerId, triggerExecutionId, workflowExecutionId: executionId, status: 'running', error: null }] };
     }
-    const matching = candidates.filter((t) =>
+    const matching = received.messageTriggers.filter((t) =>
       matchesKeywords({ ...(t.configuration as unknown as KeywordRules), channel: (t.configuration.channel as string | undefined) ?? t.channel ?? undefined }, {
         text: inbound.content,
         channel: inbound.channel,

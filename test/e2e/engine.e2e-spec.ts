@@ -184,6 +184,35 @@ describe('execution engine: triggers firing, conversations, steps', () => {
     expect(await firedBy('nothing to see')).toEqual([]);
   });
 
+  it("matches concurrent messages, sharing a statement, against their own organization's active message triggers only, oldest first", async () => {
+    const other = await createOrganization(t);
+    const workflowOf = async (owner: TestOrganization) => {
+      const created = await t.http
+        .post('/v1/workflows')
+        .set(owner.auth('read_write'))
+        .send({ name: `batch-${++seq}`, channel: 'whatsapp', configuration: { nodes: [{ id: 'm', type: 'message', content: 'hi' }] } });
+      await t.http.post(`/v1/workflows/${created.body.data.id}/activate`).set(owner.auth('read_write')).expect(200);
+      return created.body.data.id as string;
+    };
+    const oursWorkflow = await workflowOf(org);
+    const first = await createTrigger(t, org, oursWorkflow, 'message', { keywords: ['batchword'] });
+    const second = await createTrigger(t, org, oursWorkflow, 'message', { keywords: ['batchword'] });
+    const paused = await createTrigger(t, org, oursWorkflow, 'message', { keywords: ['batchword'] });
+    await t.http.post(`/v1/triggers/${paused.id}/pause`).set(org.auth('read_write')).expect(200);
+    const deactivated = await createTrigger(t, org, oursWorkflow, 'message', { keywords: ['batchword'] });
+    await t.http.post(`/v1/triggers/${deactivated.id}/deactivate`).set(org.auth('read_write')).expect(200);
+    const theirs = await createTrigger(t, other, await workflowOf(other), 'message', { keywords: ['batchword'] });
+
+    const sendAs = (owner: TestOrganization, i: number) =>
+      t.http.post('/v1/messages').set(owner.auth('read_write')).send({ channel: 'whatsapp', customer_id: `batch-${seq}-${i}`, message: 'batchword please' });
+    const responses = await Promise.all(Array.from({ length: 24 }, (_, i) => sendAs(i % 2 === 0 ? org : other, i)));
+    responses.forEach((res, i) => {
+      expect(res.status).toBe(202);
+      const fired = (res.body.data.executions as { trigger_id: string; status: string }[]).map((e) => [e.trigger_id, e.status]);
+      expect(fired).toEqual(i % 2 === 0 ? [[first.id, 'running'], [second.id, 'running']] : [[theirs.id, 'running']]);
+    });
+  });
+
   it('records a failed trigger execution when the trigger or the workflow is not active', async () => {
     const workflowId = await activeWorkflow([{ id: 'm', type: 'message', content: 'never sent' }]);
     const paused = await createTrigger(t, org, workflowId, 'api', { rate_limit: 10 });

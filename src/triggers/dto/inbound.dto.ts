@@ -56,8 +56,8 @@ export class FireTriggerDto {
 }
 
 export class FiredExecutionResponse {
-  @ApiProperty() trigger_id: string;
-  @ApiProperty() trigger_execution_id: string;
+  @ApiProperty({ type: String, nullable: true }) trigger_id: string | null;
+  @ApiProperty({ type: String, nullable: true }) trigger_execution_id: string | null;
   @ApiProperty({ type: String, nullable: true }) workflow_execution_id: string | null;
   @ApiProperty({ enum: ['running', 'failed'] }) status: string;
   @ApiPropertyOptional({ description: 'Why the firing was refused (inactive trigger or workflow)' }) error?: { code: string; message: string };
