@@ -1,4 +1,4 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import type { EventType } from '../event-types.js';
 
 /**
@@ -7,7 +7,6 @@ import type { EventType } from '../event-types.js';
  * Redis or a worker is down, because the row stays until it is relayed.
  */
 @Entity({ name: 'outbox_events' })
-@Index('idx_outbox_events_org_occurred', ['organizationId', 'occurredAt'])
 export class OutboxEvent {
   @PrimaryGeneratedColumn('uuid')
   id: string;

@@ -5,7 +5,6 @@ export type MessageDirection = 'inbound' | 'outbound';
 /** Every message received from or sent to a customer. */
 @Entity({ name: 'messages' })
 @Index('idx_messages_customer_created', ['customerId', 'createdAt', 'id'])
-@Index('idx_messages_org_created', ['organizationId', 'createdAt'])
 @Index('idx_messages_execution', ['executionId', 'createdAt'])
 export class Message {
   @PrimaryGeneratedColumn('uuid')

@@ -8,7 +8,6 @@ import type { ExecutionStatus } from './workflow-execution.entity.js';
  */
 @Entity({ name: 'trigger_executions' })
 @Index('idx_trigger_executions_trigger_triggered', ['triggerId', 'triggeredAt', 'id'])
-@Index('idx_trigger_executions_org_triggered', ['organizationId', 'triggeredAt'])
 export class TriggerExecution {
   @PrimaryGeneratedColumn('uuid')
   id: string;

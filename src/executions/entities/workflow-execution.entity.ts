@@ -21,7 +21,6 @@ export interface ExecutionState {
 
 @Entity({ name: 'workflow_executions' })
 @Index('idx_workflow_executions_workflow_started', ['workflowId', 'startedAt', 'id'])
-@Index('idx_workflow_executions_org_started', ['organizationId', 'startedAt'])
 export class WorkflowExecution {
   @PrimaryGeneratedColumn('uuid')
   id: string;
