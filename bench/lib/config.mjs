@@ -6,6 +6,7 @@ const DEFAULTS = {
   BENCH_CONNECTIONS: 50,
   BENCH_WORKFLOWS: 200,
   BENCH_EXECUTIONS_CONNECTIONS: 10,
+  BENCH_ROUNDS: 5,
 };
 
 function intFromEnv(env, name, { min }) {
@@ -22,6 +23,8 @@ export function loadConfig(env = process.env) {
     durationS: intFromEnv(env, 'BENCH_DURATION_S', { min: 1 }),
     warmupS: intFromEnv(env, 'BENCH_WARMUP_S', { min: 0 }),
     connections: intFromEnv(env, 'BENCH_CONNECTIONS', { min: 1 }),
+    // Slices a comparison with a baseline is measured in, turn about (see measureInterleaved).
+    rounds: intFromEnv(env, 'BENCH_ROUNDS', { min: 1 }),
     workflows: intFromEnv(env, 'BENCH_WORKFLOWS', { min: 1 }),
     // The executions scenario's concurrent POST /v1/messages clients.
     executionsConnections: intFromEnv(env, 'BENCH_EXECUTIONS_CONNECTIONS', { min: 1 }),

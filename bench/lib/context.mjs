@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { BASELINES } from './baselines.mjs';
-import { measure } from './load.mjs';
+import { measure, measureInterleaved } from './load.mjs';
 import { ChildProcess, freePort } from './processes.mjs';
 import { createDatabase, deleteRedisPrefix, dropDatabase, randomSuffix } from './resources.mjs';
 
@@ -77,26 +77,23 @@ export class BenchContext {
   }
 
   /**
-   * The named baseline's measurement, made on first use (in this scenario's database, with
-   * `input` such as { workflowIds }) and reused by later scenarios of the run.
+   * The named baseline measured interleaved with the scenario's own targets (see
+   * measureInterleaved in lib/load.mjs), in this scenario's database with `input` such as
+   * { workflowIds }: returns [baseline, ...targets] measurements, and records the baseline for the
+   * report. Ratios to a baseline measured minutes apart would swing with the machine's drift.
    */
-  baseline(name, input) {
-    if (!this.shared.baselines.has(name)) {
-      const promise = (async () => {
-        const { url, process: child, baseline } = await this.startBaseline(name);
-        try {
-          const paths = baseline.paths(input);
-          await this.expectStatus(`${url}${paths[0]}`, 200, {});
-          const result = await this.measure({ url, paths });
-          return { name, description: baseline.description, ...result };
-        } finally {
-          await child.stop();
-        }
-      })();
-      promise.catch(() => this.shared.baselines.delete(name));
-      this.shared.baselines.set(name, promise);
+  async measureAgainstBaseline(name, input, targets) {
+    const { url, process: child, baseline } = await this.startBaseline(name);
+    try {
+      const paths = baseline.paths(input);
+      await this.expectStatus(`${url}${paths[0]}`, 200, {});
+      const [reference, ...measured] = await measureInterleaved([{ url, paths }, ...targets], this.config, this.config.rounds);
+      const result = { name, description: baseline.description, ...reference };
+      this.shared.baselines.set(name, Promise.resolve(result));
+      return [result, ...measured];
+    } finally {
+      await child.stop();
     }
-    return this.shared.baselines.get(name);
   }
 
   /** JSON request to the app with the bootstrap key; returns { status, body }. */

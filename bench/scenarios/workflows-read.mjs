@@ -38,9 +38,10 @@ export default {
     const page = JSON.parse(await ctx.expectStatus(`${app.url}/v1/workflows?limit=20`, 200));
     if (page?.data?.length !== Math.min(20, workflowIds.length)) throw new Error(`GET /v1/workflows?limit=20 returned ${page?.data?.length} items`);
 
-    const baseline = await ctx.baseline(BASELINE, { workflowIds });
-    const byId = await ctx.measure({ url: app.url, headers, paths: byIdPaths });
-    const list = await ctx.measure({ url: `${app.url}/v1/workflows?limit=20`, headers });
+    const [baseline, byId, list] = await ctx.measureAgainstBaseline(BASELINE, { workflowIds }, [
+      { url: app.url, headers, paths: byIdPaths },
+      { url: `${app.url}/v1/workflows?limit=20`, headers },
+    ]);
     return [
       { name: 'GET /v1/workflows/{id}', measurement: byId, baseline, target_ratio: TARGET_RATIO },
       { name: 'GET /v1/workflows?limit=20', measurement: list, baseline, target_ratio: TARGET_RATIO },
