@@ -10,9 +10,8 @@ function levelFor(statusCode: number, err: unknown): Level {
 }
 
 /**
- * The request log: `req.log`, a child logger carrying the request, which nestjs-pino binds to the
- * request's async context (so anything logged while serving it says which request it was), and
- * one line when the response ends — info for 2xx/3xx, warn for 4xx, error for 5xx or a failed
+ * The request log: `req.log`, a child logger carrying the request (for code holding the request
+ * that wants its log lines to say which request they belong to), and one line when the response ends — info for 2xx/3xx, warn for 4xx, error for 5xx or a failed
  * response — with the status and the time taken.
  *
  * This is what pino-http's middleware did, with the same lines, minus its per-request cost: it
