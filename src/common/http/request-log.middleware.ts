@@ -11,8 +11,9 @@ function levelFor(statusCode: number, err: unknown): Level {
 
 /**
  * The request log: `req.log`, a child logger carrying the request (for code holding the request
- * that wants its log lines to say which request they belong to), and one line when the response ends — info for 2xx/3xx, warn for 4xx, error for 5xx or a failed
- * response — with the status and the time taken.
+ * whose lines should say which request they belong to), and one line when the response ends —
+ * info for 2xx/3xx, warn for 4xx, error for 5xx or a failed response — with the status and the
+ * time taken.
  *
  * This is what pino-http's middleware did, with the same lines, minus its per-request cost: it
  * attached six properties and three listeners to every request and response, 5% or more of the
