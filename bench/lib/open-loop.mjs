@@ -27,15 +27,22 @@ export async function measureOpenLoop({ url, headers = {}, rate, durationS, warm
   const send = (dueAt, record, lags) => {
     lags.push(performance.now() - dueAt);
     const { method, path, body } = request(sent++);
+    let settled = false;
+    // Each request is recorded once, by whichever comes first: its answer or an error.
+    const settle = (status) => {
+      if (settled) return;
+      settled = true;
+      record(status, performance.now() - dueAt);
+    };
     const req = http.request(
       { host: origin.hostname, port: origin.port, method, path, agent, headers: { ...headers, ...(body ? { 'content-length': Buffer.byteLength(body) } : {}) } },
       (res) => {
         res.resume();
-        res.on('end', () => record(res.statusCode, performance.now() - dueAt));
+        res.on('end', () => settle(res.statusCode));
       },
     );
     req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
-    req.on('error', () => record(null, performance.now() - dueAt));
+    req.on('error', () => settle(null));
     req.end(body);
   };
 
