@@ -10,3 +10,13 @@ export const EVENT_TYPES = [
   'customer.updated',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * A domain event as the code records it. Events are written to `outbox_events` by the statement
+ * that makes the change (inbound messages, firings, run commits), in its transaction.
+ */
+export interface DomainEvent {
+  organizationId: string;
+  type: EventType;
+  data: Record<string, unknown>;
+}

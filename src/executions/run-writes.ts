@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../events/events.service.js';
+import type { DomainEvent } from '../events/event-types.js';
 
 export interface StepRecord {
   nodeId: string;
