@@ -57,6 +57,9 @@ describe('ErrorEnvelopeFilter', () => {
     expect(notAllowed.status).toBe(405);
     expect(notAllowed.headers.Allow).toBe('GET, HEAD');
     expect(notAllowed.body).toMatchObject({ error: { code: 'METHOD_NOT_ALLOWED' } });
+    // A handler's own 404 on a matched route is no 405.
+    const handled = call(filter, new NotFoundException(), { method: 'GET', path: '/v1/workflows', route: { path: '/v1/workflows' } });
+    expect(handled.status).toBe(404);
     const missing = call(filter, new NotFoundException(), { method: 'GET', path: '/nowhere' });
     expect(missing.status).toBe(404);
     expect(missing.body).toMatchObject({ error: { code: 'NOT_FOUND' } });

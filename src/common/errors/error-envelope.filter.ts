@@ -69,9 +69,10 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       if (status === 404) {
-        // Express found no route for this method; if the path has others, it is a 405, not a 404.
-        const allowed = allowedMethods(this.router(), req.path);
-        if (allowed.length > 0) return new MethodNotAllowedError(req.method, allowed);
+        // Express found no route for this method (req.route unset); if the path has others, it is
+        // a 405, not a 404. A 404 thrown by a matched route's handler stays a 404.
+        const allowed = req.route === undefined ? allowedMethods(this.router(), req.path) : [];
+        if (allowed.length > 0 && !allowed.includes(req.method)) return new MethodNotAllowedError(req.method, allowed);
         return new RouteNotFoundError(req.method, req.path);
       }
       if (status === 413) return new PayloadTooLargeError('configured');
