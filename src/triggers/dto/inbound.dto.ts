@@ -29,7 +29,7 @@ export class InboundMessageDto {
   @IsOptional()
   @IsString()
   // messages.language is varchar(16).
-  @TextLength(2, MAX_LANGUAGE_LENGTH, { message: `language must be at most ${MAX_LANGUAGE_LENGTH} characters long` })
+  @TextLength(0, MAX_LANGUAGE_LENGTH)
   @Matches(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, { message: 'language must be a language code such as en or pt-BR' })
   language?: string;
 
