@@ -69,9 +69,10 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       if (status === 404) {
-        // Express found no route for this method (req.route unset); if the path has others, it is
-        // a 405, not a 404. A 404 thrown by a matched route's handler stays a 404.
-        const allowed = req.route === undefined ? allowedMethods(this.router(), req.path) : [];
+        // No route serves this method here; if the path has others, it is a 405, not a 404. A 404
+        // thrown by the handler of a route serving this method stays a 404. (req.route cannot
+        // tell: Express sets it for a HEAD matching a route without GET before falling through.)
+        const allowed = allowedMethods(this.router(), req.path);
         if (allowed.length > 0 && !allowed.includes(req.method)) return new MethodNotAllowedError(req.method, allowed);
         return new RouteNotFoundError(req.method, req.path);
       }
