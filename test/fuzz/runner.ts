@@ -1,0 +1,152 @@
+import fc from 'fast-check';
+import { RequestTimeoutError, send, type WireRequest } from './http-client.js';
+import type { Operation } from './openapi.js';
+import { render, requestArbitrary, type FuzzRequest, type RenderContext, type RequestContext } from './requests.js';
+import { truncate, type ReceivedResponse, type ResponseChecker } from './response-checker.js';
+
+/** How a run is bounded and seeded, from the environment (see README "Contract fuzzer"). */
+export interface FuzzSettings {
+  seed: number;
+  /** Upper bound of generated requests per operation (FUZZ_RUNS). */
+  runsPerOperation: number;
+  /** Time for all operations together, search and shrinking (FUZZ_SECONDS). */
+  totalMs: number;
+  /** Per-request time limit (FUZZ_REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs: number;
+  /** Only the operations whose key (`POST /v1/workflows`) contains this text (FUZZ_ONLY). */
+  only?: string;
+}
+
+export function settingsFromEnv(env: NodeJS.ProcessEnv): FuzzSettings {
+  const number = (name: string, fallback: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got ${raw}`);
+    return value;
+  };
+  const seed = number('FUZZ_SEED', Math.floor(Math.random() * 2 ** 31));
+  return {
+    seed: Math.floor(seed) | 0,
+    runsPerOperation: Math.max(1, Math.floor(number('FUZZ_RUNS', 200))),
+    totalMs: number('FUZZ_SECONDS', 25) * 1000,
+    requestTimeoutMs: number('FUZZ_REQUEST_TIMEOUT_MS', 5000),
+    only: env.FUZZ_ONLY === '' ? undefined : env.FUZZ_ONLY,
+  };
+}
+
+/** One operation's seed: the run's seed and the operation's key, so FUZZ_SEED replays each operation alone too. */
+export function operationSeed(seed: number, key: string): number {
+  let hash = seed | 0;
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  return hash | 0;
+}
+
+export interface Failure {
+  operation: string;
+  problem: string;
+  wire: WireRequest;
+  response?: ReceivedResponse;
+  seed: number;
+  path?: string;
+  runs: number;
+}
+
+export interface OperationResult {
+  operation: string;
+  runs: number;
+  statuses: Record<number, number>;
+  failure?: Failure;
+  ms: number;
+}
+
+class ContractViolation extends Error {
+  constructor(
+    readonly problem: string,
+    readonly wire: WireRequest,
+    readonly response?: ReceivedResponse,
+  ) {
+    super(problem);
+  }
+}
+
+export interface FuzzTarget {
+  port: number;
+  checker: ResponseChecker;
+  requestContext: RequestContext;
+  renderContext: () => RenderContext;
+}
+
+/**
+ * Fuzzes one operation: searches until the first failing request or the time is up, then replays
+ * that failure's seed and path to shrink it to a small request within what time is left.
+ */
+export async function fuzzOperation(target: FuzzTarget, operation: Operation, settings: FuzzSettings, budgetMs: number): Promise<OperationResult> {
+  const started = Date.now();
+  const statuses: Record<number, number> = {};
+  const seed = operationSeed(settings.seed, operation.key);
+  const arbitrary = requestArbitrary(target.requestContext, operation);
+  const property = fc.asyncProperty(arbitrary, async (request: FuzzRequest) => {
+    const wire = render(operation, request, target.renderContext());
+    let response: ReceivedResponse;
+    try {
+      response = await send(target.port, wire, settings.requestTimeoutMs);
+    } catch (error) {
+      const reason = error instanceof RequestTimeoutError ? error.message : `connection failed: ${(error as Error).message}`;
+      throw new ContractViolation(reason, wire);
+    }
+    statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+    const problems = target.checker.check({ operation, method: operation.method, credential: request.credential, requestText: `${describeBody(wire)}\n${wire.path}\n${safeDecode(wire.path)}` }, response);
+    if (problems.length > 0) throw new ContractViolation(problems[0] as string, wire, response);
+  });
+
+  const search = await fc.check(property, {
+    seed,
+    numRuns: settings.runsPerOperation,
+    endOnFailure: true,
+    plugins: [fc.interruptAfterTimeLimit(budgetMs)],
+  } as fc.Parameters<[FuzzRequest]>);
+  let runs = search.numRuns;
+  if (!search.failed || search.counterexamplePath === null) return { operation: operation.key, runs, statuses, ms: Date.now() - started };
+
+  let details: fc.RunDetails<[FuzzRequest]> = search;
+  const left = Math.max(budgetMs - (Date.now() - started), Math.min(1000, budgetMs));
+  const shrunk = await fc.check(property, { seed, path: search.counterexamplePath, plugins: [fc.interruptAfterTimeLimit(left)] } as fc.Parameters<[FuzzRequest]>);
+  // State moves on (a deleted resource), so the replay may no longer fail: keep the first failure then.
+  if (shrunk.failed && shrunk.errorInstance instanceof ContractViolation) details = shrunk;
+  runs += shrunk.numRuns;
+  const violation = details.errorInstance;
+  const failure: Failure =
+    violation instanceof ContractViolation
+      ? { operation: operation.key, problem: violation.problem, wire: violation.wire, response: violation.response, seed: settings.seed, path: details.counterexamplePath ?? undefined, runs }
+      : { operation: operation.key, problem: `the fuzzer itself failed: ${String(violation)}`, wire: { method: operation.method, path: operation.path, headers: {} }, seed: settings.seed, runs };
+  return { operation: operation.key, runs, statuses, failure, ms: Date.now() - started };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+function describeBody(wire: WireRequest): string {
+  return wire.body === undefined ? '' : wire.body.toString('utf8');
+}
+
+/** A failure as a few lines: what broke, the request to replay, the answer. */
+export function formatFailure(failure: Failure): string {
+  const headers = Object.entries(failure.wire.headers)
+    .map(([k, v]) => `${k}: ${k === 'authorization' && !v.includes('not-a-key') ? v.replace(/Bearer (.{6}).*/, 'Bearer $1…') : v}`)
+    .join('; ');
+  const lines = [
+    `✗ ${failure.operation}: ${failure.problem}`,
+    `    request:  ${failure.wire.method} ${truncate(failure.wire.path, 300)}`,
+    `    headers:  ${headers}`,
+  ];
+  if (failure.wire.body !== undefined) lines.push(`    body:     ${truncate(JSON.stringify(failure.wire.body.toString('utf8')), 400)}`);
+  if (failure.response !== undefined) lines.push(`    response: ${failure.response.status} ${truncate(failure.response.text, 300)}`);
+  lines.push(`    replay:   FUZZ_SEED=${failure.seed} FUZZ_ONLY='${failure.operation}' npx vitest run --project e2e test/e2e/contract-fuzz.e2e-spec.ts`);
+  return lines.join('\n');
+}
