@@ -7,11 +7,23 @@ import { isPlainObject } from './schema-arbitrary.js';
  * fast-check can print and shrink it.
  */
 
-/** Builds `{"a":{"a":…}}` (or `[[…]]`) `levels` deep, without recursion (3000 levels would not care, 100 000 would). */
-export function nested(levels: number, kind: 'object' | 'array' = 'object'): unknown {
-  let value: unknown = 'x';
-  for (let i = 0; i < levels; i++) value = kind === 'object' ? { a: value } : [value];
-  return value;
+/**
+ * Deeply nested JSON stands in the generated value as a marker `{$deep: levels, kind}` and becomes
+ * text only when the body is written (see deepJson): a 3000-level value would overflow the stack of
+ * structuredClone, fast-check's printer and any recursive walk before it ever reached the server.
+ */
+export interface DeepMarker {
+  $deep: number;
+  kind: 'object' | 'array';
+}
+
+export function isDeepMarker(value: unknown): value is DeepMarker {
+  return isPlainObject(value) && typeof value.$deep === 'number' && (value.kind === 'object' || value.kind === 'array') && Object.keys(value).length === 2;
+}
+
+/** `{"a":{"a":…"x"…}}` (or `[[…]]`) `levels` deep, as JSON text. */
+export function deepJson(levels: number, kind: 'object' | 'array'): string {
+  return kind === 'object' ? `${'{"a":'.repeat(levels)}"x"${'}'.repeat(levels)}` : `${'['.repeat(levels)}"x"${']'.repeat(levels)}`;
 }
 
 /** Strings that are trouble somewhere between the socket and the database. */
@@ -86,7 +98,7 @@ export function outOfRange(schema: { minimum?: number; maximum?: number }): fc.A
   return fc.constantFrom(...edges);
 }
 
-export const deepValues: fc.Arbitrary<unknown> = fc.constantFrom(nested(100), nested(100, 'array'), nested(3000), nested(3000, 'array'));
+export const deepValues: fc.Arbitrary<DeepMarker> = fc.record({ $deep: fc.constantFrom(100, 3000), kind: fc.constantFrom('object' as const, 'array' as const) });
 
 /** Keys a DTO does not declare: plain unknown ones and the ones that trip naive merging or PostgreSQL. */
 export const unknownKeys: fc.Arbitrary<string> = fc.constantFrom(

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { percentEncode, type WireRequest } from './http-client.js';
-import { applyBodyMutation, badParamTexts, bodyMutations, outOfRange, wrongTypes, type BodyMutation } from './mutations.js';
+import { applyBodyMutation, badParamTexts, bodyMutations, deepJson, isDeepMarker, outOfRange, wrongTypes, type BodyMutation } from './mutations.js';
 import { resolveRef, type JsonSchema, type OpenApiDocument, type Operation, type Parameter } from './openapi.js';
 import { isPlainObject, schemaArbitrary } from './schema-arbitrary.js';
 
@@ -18,7 +18,8 @@ export type ParamValue =
   | { raw: string };
 
 export type FuzzBody =
-  | { kind: 'json'; value: unknown; mutation?: BodyMutation }
+  /** contentType: undefined → application/json; null → no Content-Type header. */
+  | { kind: 'json'; value: unknown; mutation?: BodyMutation; contentType?: string | null }
   | { kind: 'form'; fields: [string, string][] }
   | { kind: 'raw'; contentType: string | null; text: string }
   | { kind: 'bytes'; contentType: string; bytes: number[] }
@@ -134,7 +135,7 @@ function bodyArbitrary(context: RequestContext, operation: Operation): fc.Arbitr
     fc.record({ kind: fc.constant('raw' as const), contentType: fc.constant(mediaType), text: fc.constantFrom('', '{', '{"a":', 'null', '[]', '"x"', '{"a":1,"a":2}', '{"__proto__":{"x":1}}', '\ufeff{}', '{"a":"\\ud83d"}', '{"\\u0000":1}') }),
     // A JSON body labelled as something else, or not labelled at all.
     fc.tuple(valid, fc.constantFrom<string | null>(null, 'text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'application/json; charset=utf-16'))
-      .map(([value, contentType]) => ({ kind: 'raw' as const, contentType, text: JSON.stringify(value) ?? '' })),
+      .map(([value, contentType]): FuzzBody => ({ kind: 'json', value, contentType })),
     // Not UTF-8.
     fc.record({ kind: fc.constant('bytes' as const), contentType: fc.constant(mediaType), bytes: fc.constantFrom<number[]>([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d], [0xc0, 0xaf], [0xed, 0xa0, 0xbd]) }),
   );
@@ -200,10 +201,16 @@ function pick(pools: Pools, ref: { $pool: string; index: number }): string {
   return pool.length === 0 ? '00000000-0000-4000-8000-000000000000' : (pool[ref.index % pool.length] as string);
 }
 
-/** Replaces `{$pool, index}` markers in a body by real ids. */
+const DEEP_TOKEN = /"__fuzz_deep_(\d+)_(object|array)__"/g;
+
+/**
+ * Replaces `{$pool, index}` markers in a body by real ids, and deep markers by a token that
+ * serializeBody swaps for the nested text.
+ */
 function resolveMarkers(value: unknown, pools: Pools): unknown {
   if (Array.isArray(value)) return value.map((v) => resolveMarkers(v, pools));
   if (!isPlainObject(value)) return value;
+  if (isDeepMarker(value)) return `__fuzz_deep_${value.$deep}_${value.kind}__`;
   const keys = Object.keys(value);
   if (keys.length === 2 && typeof value.$pool === 'string' && typeof value.index === 'number') {
     return pick(pools, value as { $pool: string; index: number });
@@ -211,6 +218,11 @@ function resolveMarkers(value: unknown, pools: Pools): unknown {
   const out: Record<string, unknown> = {};
   for (const key of keys) Object.defineProperty(out, key, { value: resolveMarkers(value[key], pools), enumerable: true, configurable: true, writable: true });
   return out;
+}
+
+/** JSON text of a body value (JSON.stringify writes a lone surrogate as the escape "\ud83d", as a client library would). */
+export function serializeBody(value: unknown, pools: Pools): string {
+  return (JSON.stringify(resolveMarkers(value, pools)) ?? '').replace(DEEP_TOKEN, (_, levels: string, kind: 'object' | 'array') => deepJson(Number(levels), kind));
 }
 
 /** The request on the wire. */
@@ -227,11 +239,10 @@ export function render(operation: Operation, request: FuzzRequest, context: Rend
   const b = request.body;
   switch (b.kind) {
     case 'json': {
-      const value = resolveMarkers(b.mutation !== undefined ? applyBodyMutation(b.value, b.mutation) : b.value, context.pools);
+      const value = b.mutation !== undefined ? applyBodyMutation(b.value, b.mutation) : b.value;
       if (value !== undefined) {
-        headers['content-type'] = 'application/json';
-        // JSON.stringify writes a lone surrogate as the escape "\ud83d", as a client library would.
-        body = Buffer.from(JSON.stringify(value), 'utf8');
+        if (b.contentType !== null) headers['content-type'] = b.contentType ?? 'application/json';
+        body = Buffer.from(serializeBody(value, context.pools), 'utf8');
       }
       break;
     }

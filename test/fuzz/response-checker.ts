@@ -1,4 +1,4 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { JsonSchema, OpenApiDocument, Operation, ResponseObject } from './openapi.js';
 
@@ -103,13 +103,13 @@ export class ResponseChecker {
   constructor(private readonly document: OpenApiDocument) {
     // discriminator: Ajv checks the OpenAPI discriminator itself (and refuses to compile one whose
     // branches do not each pin the property: a document defect the fuzzer reports).
-    this.ajv = new Ajv({ strict: false, allErrors: false, discriminator: true, validateFormats: true });
+    this.ajv = new Ajv({ strict: false, allErrors: true, discriminator: true, validateFormats: true });
     addFormats(this.ajv);
     this.ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
     this.ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
     this.ajv.addFormat('float', { type: 'number', validate: () => true });
     this.ajv.addFormat('double', { type: 'number', validate: () => true });
-    this.ajv.addSchema({ $id: 'urn:openapi', components: toJsonSchema(document.components ?? {}, 'urn:openapi') }, 'urn:openapi');
+    this.ajv.addSchema({ $id: 'openapi.json', components: toJsonSchema(document.components ?? {}, 'openapi.json') }, 'openapi.json');
   }
 
   /** Every problem with the answer; empty when it honours the document. */
@@ -163,16 +163,14 @@ export class ResponseChecker {
     const validate = this.validator(`${context.operation.key} ${statusKey} ${mediaType}`, schema);
     if (validate instanceof Error) return [`the document's ${statusKey} schema does not compile: ${validate.message}`];
     if (validate(body)) return [];
-    const error = validate.errors?.[0];
-    const at = error?.instancePath === '' ? '(root)' : error?.instancePath;
-    return [`the ${statusKey} body does not match the documented schema: ${at} ${error?.message ?? ''} (schema ${error?.schemaPath ?? ''}); body ${truncate(response.text, 300)}`];
+    return [`the ${statusKey} body does not match the documented schema: ${describeErrors(validate.errors ?? [])}; body ${truncate(response.text, 300)}`];
   }
 
   private validator(key: string, schema: JsonSchema): ValidateFunction | Error {
     let validate = this.validators.get(key);
     if (validate === undefined) {
       try {
-        validate = this.ajv.compile(toJsonSchema(schema, 'urn:openapi') as object);
+        validate = this.ajv.compile(toJsonSchema(schema, 'openapi.json') as object);
       } catch (error) {
         validate = error instanceof Error ? error : new Error(String(error));
       }
@@ -206,6 +204,26 @@ export class ResponseChecker {
     }
     return undefined;
   }
+}
+
+/**
+ * The most telling schema error. A failed oneOf lists its branches' errors first; naming the oneOf
+ * itself (which branches matched) says more than the first branch's complaint.
+ */
+export function describeErrors(errors: ErrorObject[]): string {
+  const oneOf = errors.find((e) => e.keyword === 'oneOf');
+  const error = oneOf ?? errors[0];
+  if (error === undefined) return 'invalid';
+  const at = error.instancePath === '' ? '(root)' : error.instancePath;
+  if (error.keyword === 'oneOf') {
+    const passing = (error.params as { passingSchemas?: number[] | null }).passingSchemas;
+    const branches = passing === null || passing === undefined ? 'none of the branches' : `branches ${passing.join(' and ')} at once`;
+    const firstBranchError = errors.find((e) => e !== error && e.instancePath.startsWith(error.instancePath));
+    const detail = passing === null || passing === undefined ? (firstBranchError !== undefined ? `; first branch: ${firstBranchError.instancePath} ${firstBranchError.message ?? ''}` : '') : '';
+    return `${at} matches ${branches} of its oneOf (schema ${error.schemaPath})${detail}`;
+  }
+  const extra = error.keyword === 'additionalProperties' ? ` '${(error.params as { additionalProperty: string }).additionalProperty}'` : '';
+  return `${at} ${error.message ?? ''}${extra} (schema ${error.schemaPath})`;
 }
 
 /** The documented response for a status: exact code, then a range (`4XX`), then `default`. */
