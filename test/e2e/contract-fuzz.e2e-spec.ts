@@ -142,13 +142,13 @@ describe('contract fuzzer', () => {
         const budget = Math.max(200, (deadline - Date.now()) / (operations.length - index));
         const result = await fuzzOperation(target, operation, settings, budget);
         results.push(result);
-        if (result.failure !== undefined) failures.push(result.failure);
+        failures.push(...result.failures);
         // A fuzzed DELETE (or a state change) may have removed what the pools name: fresh resources.
         if (needsReseed(operation)) pools = await seed();
       }
 
       const runs = results.reduce((sum, r) => sum + r.runs, 0);
-      const summary = `contract fuzzer: seed ${settings.seed}, ${operations.length} operations, ${runs} requests, ${failures.length} failing`;
+      const summary = `contract fuzzer: seed ${settings.seed}, ${operations.length} operations, ${runs} requests, ${failures.length} failures`;
       if (process.env.FUZZ_VERBOSE === '1' || failures.length > 0) {
         console.log([summary, ...results.map((r) => `  ${r.operation}: ${r.runs} runs in ${r.ms} ms, statuses ${JSON.stringify(r.statuses)}`)].join('\n'));
       }

@@ -15,6 +15,12 @@ export interface FuzzSettings {
   requestTimeoutMs: number;
   /** Only the operations whose key (`POST /v1/workflows`) contains this text (FUZZ_ONLY). */
   only?: string;
+  /**
+   * FUZZ_SURVEY=1: do not stop at an operation's first failure; keep fuzzing and report one request
+   * (unshrunk) per distinct kind of failure. For finding everything that is wrong at once; the run
+   * still fails.
+   */
+  survey: boolean;
 }
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv): FuzzSettings {
@@ -32,6 +38,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): FuzzSettings {
     totalMs: number('FUZZ_SECONDS', 25) * 1000,
     requestTimeoutMs: number('FUZZ_REQUEST_TIMEOUT_MS', 5000),
     only: env.FUZZ_ONLY === '' ? undefined : env.FUZZ_ONLY,
+    survey: env.FUZZ_SURVEY === '1',
   };
 }
 
@@ -56,7 +63,7 @@ export interface OperationResult {
   operation: string;
   runs: number;
   statuses: Record<number, number>;
-  failure?: Failure;
+  failures: Failure[];
   ms: number;
 }
 
@@ -86,6 +93,7 @@ export async function fuzzOperation(target: FuzzTarget, operation: Operation, se
   const statuses: Record<number, number> = {};
   const seed = operationSeed(settings.seed, operation.key);
   const arbitrary = requestArbitrary(target.requestContext, operation);
+  const surveyed = new Map<string, Failure>();
   const property = fc.asyncProperty(arbitrary, async (request: FuzzRequest) => {
     const wire = render(operation, request, target.renderContext());
     let response: ReceivedResponse;
@@ -97,7 +105,12 @@ export async function fuzzOperation(target: FuzzTarget, operation: Operation, se
     }
     statuses[response.status] = (statuses[response.status] ?? 0) + 1;
     const problems = target.checker.check({ operation, method: operation.method, credential: request.credential, requestText: `${describeBody(wire)}\n${wire.path}\n${safeDecode(wire.path)}` }, response);
-    if (problems.length > 0) throw new ContractViolation(problems[0] as string, wire, response);
+    if (problems.length === 0) return;
+    if (!settings.survey) throw new ContractViolation(problems[0] as string, wire, response);
+    for (const problem of problems) {
+      const kind = failureKind(problem, response);
+      if (!surveyed.has(kind)) surveyed.set(kind, { operation: operation.key, problem, wire, response, seed: settings.seed, runs: 0 });
+    }
   });
 
   const search = await fc.check(property, {
@@ -107,7 +120,11 @@ export async function fuzzOperation(target: FuzzTarget, operation: Operation, se
     plugins: [fc.interruptAfterTimeLimit(budgetMs)],
   } as fc.Parameters<[FuzzRequest]>);
   let runs = search.numRuns;
-  if (!search.failed || search.counterexamplePath === null) return { operation: operation.key, runs, statuses, ms: Date.now() - started };
+  if (settings.survey || !search.failed || search.counterexamplePath === null) {
+    const failures = [...surveyed.values()];
+    if (search.failed && !(search.errorInstance instanceof ContractViolation)) failures.push(fuzzerFailure(operation, settings, search.errorInstance, runs));
+    return { operation: operation.key, runs, statuses, failures, ms: Date.now() - started };
+  }
 
   let details: fc.RunDetails<[FuzzRequest]> = search;
   const left = Math.max(budgetMs - (Date.now() - started), Math.min(1000, budgetMs));
@@ -119,8 +136,24 @@ export async function fuzzOperation(target: FuzzTarget, operation: Operation, se
   const failure: Failure =
     violation instanceof ContractViolation
       ? { operation: operation.key, problem: violation.problem, wire: violation.wire, response: violation.response, seed: settings.seed, path: details.counterexamplePath ?? undefined, runs }
-      : { operation: operation.key, problem: `the fuzzer itself failed: ${String(violation)}`, wire: { method: operation.method, path: operation.path, headers: {} }, seed: settings.seed, runs };
-  return { operation: operation.key, runs, statuses, failure, ms: Date.now() - started };
+      : fuzzerFailure(operation, settings, violation, runs);
+  return { operation: operation.key, runs, statuses, failures: [failure], ms: Date.now() - started };
+}
+
+function fuzzerFailure(operation: Operation, settings: FuzzSettings, error: unknown, runs: number): Failure {
+  return { operation: operation.key, problem: `the fuzzer itself failed: ${String(error)}`, wire: { method: operation.method, path: operation.path, headers: {} }, seed: settings.seed, runs };
+}
+
+/** A failure's kind, for the survey: the problem without its particulars, and the answer's error code. */
+function failureKind(problem: string, response: ReceivedResponse): string {
+  let code = '';
+  try {
+    const body = JSON.parse(response.text) as { error?: { code?: string; message?: string } };
+    code = `${body.error?.code ?? ''} ${(body.error?.message ?? '').replace(/[0-9a-f-]{36}|\d+/g, '#').slice(0, 60)}`;
+  } catch {
+    // not JSON: the problem says so
+  }
+  return `${problem.split(/[:;]/)[0]?.replace(/\d{4,}/g, '#')} | ${code}`;
 }
 
 function safeDecode(text: string): string {
