@@ -3,6 +3,7 @@ import { percentEncode } from './http-client.js';
 import { applyBodyMutation } from './mutations.js';
 import { listOperations, type OpenApiDocument } from './openapi.js';
 import { render, serializeBody } from './requests.js';
+import { requestTraits } from './runner.js';
 import { ResponseChecker, type CheckContext } from './response-checker.js';
 
 const envelope = { content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } };
@@ -96,5 +97,16 @@ describe('request building', () => {
   it('renders pool references as real ids, the credential as a bearer header', () => {
     const wire = render(getThing!, { credential: 'read_only', path: { id: { $pool: 'id', index: 3 } }, query: [['q', { raw: '%zz' }]], body: { kind: 'none' } }, { pools: { id: ['a', 'b'] }, keys: { full_access: 'F', read_only: 'R' } });
     expect(wire).toEqual({ method: 'GET', path: '/v1/things/b?q=%zz', headers: { accept: 'application/json', authorization: 'Bearer R' }, body: undefined });
+  });
+});
+
+describe('requestTraits', () => {
+  it('names what is unusual in a request', () => {
+    const body = (text: string) => ({ method: 'POST', path: '/x', headers: { 'content-type': 'application/json' }, body: Buffer.from(text) });
+    expect(requestTraits(body('{"a":"\\ud83d"}'))).toEqual(['lone surrogate']);
+    expect(requestTraits(body('{"a":"\\ud83d\\ude00"}'))).toEqual([]);
+    expect(requestTraits(body('{"a":"x\\u0000"}'))).toEqual(['NUL']);
+    expect(requestTraits(body(`{"a":${'['.repeat(100)}1${']'.repeat(100)}}`))).toEqual(['deep nesting']);
+    expect(requestTraits({ method: 'GET', path: '/v1/x/%ED%A0%BD?q=%', headers: {} })).toEqual(['lone surrogate', 'malformed escape']);
   });
 });

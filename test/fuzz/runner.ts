@@ -108,7 +108,7 @@ export async function fuzzOperation(target: FuzzTarget, operation: Operation, se
     if (problems.length === 0) return;
     if (!settings.survey) throw new ContractViolation(problems[0] as string, wire, response);
     for (const problem of problems) {
-      const kind = failureKind(problem, response);
+      const kind = `${failureKind(problem, response)} | ${requestTraits(wire).join(',')}`;
       if (!surveyed.has(kind)) surveyed.set(kind, { operation: operation.key, problem, wire, response, seed: settings.seed, runs: 0 });
     }
   });
@@ -156,6 +156,27 @@ function failureKind(problem: string, response: ReceivedResponse): string {
   return `${problem.split(/[:;]/)[0]?.replace(/\d{4,}/g, '#')} | ${code}`;
 }
 
+/**
+ * What is unusual about a request, in words: printed with a failure so that its cause reads at a
+ * glance, and used by the survey to tell failures with different causes apart.
+ */
+export function requestTraits(wire: WireRequest): string[] {
+  const body = wire.body?.toString('latin1') ?? '';
+  const all = `${wire.path} ${body}`;
+  const traits: string[] = [];
+  if (/(\[\s*){64}|(\{"a":){64}/.test(body)) traits.push('deep nesting');
+  if (/\\u0000|%00/.test(all) || body.includes('\u0000')) traits.push('NUL');
+  if (/\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}|%ED%[AB]/.test(all)) traits.push('lone surrogate');
+  if (/\\u00(?:0[1-9a-fA-F]|1[0-9a-fA-F])|%(?:0[1-9A-F]|1[0-9A-F])/.test(all)) traits.push('control character');
+  const text = wire.body?.toString('utf8') ?? '';
+  if (/[\u{10000}-\u{10ffff}]/u.test(text) || /%F[0-4]/.test(wire.path)) traits.push('astral');
+  if (/[^"]{1000,}/.test(text) || wire.path.length > 1000) traits.push('long string');
+  if (/%(?![0-9A-Fa-f]{2})|%[89A-Fa-f][0-9A-Fa-f](?!%)/.test(wire.path)) traits.push('malformed escape');
+  if (wire.body !== undefined && wire.headers['content-type'] === undefined) traits.push('body without content-type');
+  if (wire.body !== undefined && ['GET', 'HEAD', 'DELETE', 'OPTIONS'].includes(wire.method)) traits.push(`body on ${wire.method}`);
+  return traits;
+}
+
 function safeDecode(text: string): string {
   try {
     return decodeURIComponent(text);
@@ -173,8 +194,9 @@ export function formatFailure(failure: Failure): string {
   const headers = Object.entries(failure.wire.headers)
     .map(([k, v]) => `${k}: ${k === 'authorization' && !v.includes('not-a-key') ? v.replace(/Bearer (.{6}).*/, 'Bearer $1…') : v}`)
     .join('; ');
+  const traits = failure.wire.method === '-' ? [] : requestTraits(failure.wire);
   const lines = [
-    `✗ ${failure.operation}: ${failure.problem}`,
+    `✗ ${failure.operation}: ${failure.problem}${traits.length > 0 ? ` [request has: ${traits.join(', ')}]` : ''}`,
     `    request:  ${failure.wire.method} ${truncate(failure.wire.path, 300)}`,
     `    headers:  ${headers}`,
   ];
