@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowBody } from '../factories/workflows.js';
-import { closeAgent, send } from '../fuzz/http-client.js';
+import { closeAgent, send, type WireRequest } from '../fuzz/http-client.js';
 import { listOperations, type OpenApiDocument, type Operation } from '../fuzz/openapi.js';
 import type { Pools } from '../fuzz/requests.js';
-import { ResponseChecker } from '../fuzz/response-checker.js';
+import { ResponseChecker, type ReceivedResponse } from '../fuzz/response-checker.js';
 import { formatFailure, fuzzOperation, settingsFromEnv, type Failure, type FuzzTarget, type OperationResult } from '../fuzz/runner.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 
@@ -27,6 +27,9 @@ describe('contract fuzzer', () => {
   let document: OpenApiDocument;
   let pools: Pools = {};
   let seedRound = 0;
+  let checker: ResponseChecker;
+  /** The seeding requests are valid ones: their answers are checked against the document too. */
+  const seedFailures: Failure[] = [];
 
   beforeAll(async () => {
     // The webhook path's 100/min per trigger is part of the contract (429 is documented there).
@@ -37,6 +40,7 @@ describe('contract fuzzer', () => {
     const served = await send(port, { method: 'GET', path: '/openapi.json', headers: { accept: 'application/json' } }, 10_000);
     expect(served.status).toBe(200);
     document = JSON.parse(served.text) as OpenApiDocument;
+    checker = new ResponseChecker(document);
     pools = await seed();
   }, SETUP_MS);
 
@@ -53,9 +57,26 @@ describe('contract fuzzer', () => {
       headers['content-type'] = 'application/json';
       payload = Buffer.from(JSON.stringify(body));
     }
-    const res = await send(port, { method, path, headers, body: payload }, 10_000);
+    const wire = { method, path, headers, body: payload };
+    const res = await send(port, wire, 10_000);
+    checkSeedAnswer(wire, res, credential);
     if (!expected.includes(res.status)) throw new Error(`seeding: ${method} ${path} answered ${res.status} ${res.text.slice(0, 300)}`);
     return res.text === '' ? undefined : (JSON.parse(res.text) as { data?: Record<string, unknown> } & Record<string, unknown>);
+  }
+
+  function checkSeedAnswer(wire: WireRequest, res: ReceivedResponse, credential: 'full_access' | 'read_only' | 'none') {
+    const operation = findOperation(listOperations(document), wire.method, wire.path);
+    if (operation === undefined) {
+      seedFailures.push({ operation: `${wire.method} ${wire.path}`, problem: 'the route answers but the document has no operation for it', wire, response: res, seed: settings.seed, runs: 0 });
+      return;
+    }
+    const problems = checker.check({ operation, method: wire.method, credential, requestText: wire.body?.toString('utf8') ?? '' }, res);
+    const problem = problems[0];
+    // Once per operation and kind of problem (re-seeding repeats the same requests).
+    const kind = (text: string) => text.replace(/^\(seeding, a valid request\) /, '').split(';')[0];
+    if (problem !== undefined && !seedFailures.some((f) => f.operation === operation.key && kind(f.problem) === kind(problem))) {
+      seedFailures.push({ operation: operation.key, problem: `(seeding, a valid request) ${problem}`, wire, response: res, seed: settings.seed, runs: 0 });
+    }
   }
 
   /**
@@ -91,7 +112,9 @@ describe('contract fuzzer', () => {
     };
     const executions = [...inbound.executions, fired];
 
-    const pet = await send(port, { method: 'POST', path: '/pet', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from(`name=fuzz-${tag}&status=available`) }, 10_000);
+    const petWire = { method: 'POST', path: '/pet', headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from(`name=fuzz-${tag}&status=available`) };
+    const pet = await send(port, petWire, 10_000);
+    checkSeedAnswer(petWire, pet, 'none');
     if (pet.status !== 201) throw new Error(`seeding: POST /pet answered ${pet.status} ${pet.text}`);
     const petId = String((JSON.parse(pet.text) as { data: { id: number } }).data.id);
 
@@ -120,7 +143,6 @@ describe('contract fuzzer', () => {
     async () => {
       const operations = listOperations(document).filter((op) => settings.only === undefined || op.key.includes(settings.only));
       expect(operations.length, `no operation matches FUZZ_ONLY=${settings.only}`).toBeGreaterThan(0);
-      const checker = new ResponseChecker(document);
       const failures: Failure[] = checker.compileAll(operations).map((problem) => ({
         operation: problem.split(':')[0] as string,
         problem: `the document's schema does not compile: ${problem}`,
@@ -147,6 +169,7 @@ describe('contract fuzzer', () => {
         if (needsReseed(operation)) pools = await seed();
       }
 
+      failures.push(...seedFailures.filter((f) => settings.only === undefined || f.operation.includes(settings.only)));
       const runs = results.reduce((sum, r) => sum + r.runs, 0);
       const summary = `contract fuzzer: seed ${settings.seed}, ${operations.length} operations, ${runs} requests, ${failures.length} failures`;
       if (process.env.FUZZ_VERBOSE === '1' || failures.length > 0) {
@@ -157,6 +180,12 @@ describe('contract fuzzer', () => {
     settings.totalMs * 2 + SETUP_MS,
   );
 });
+
+/** The operation whose path template matches a concrete path. */
+function findOperation(operations: Operation[], method: string, path: string): Operation | undefined {
+  const bare = path.split('?')[0] as string;
+  return operations.find((op) => op.method === method && new RegExp(`^${op.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+')}$`).test(bare));
+}
 
 function needsReseed(operation: Operation): boolean {
   return operation.method === 'DELETE' || /\/(deactivate|pause)$/.test(operation.path) || operation.path.startsWith('/v1/hooks');

@@ -173,6 +173,14 @@ export function requestTraits(wire: WireRequest): string[] {
   if (/[^"]{1000,}/.test(text) || wire.path.length > 1000) traits.push('long string');
   if (/%(?![0-9A-Fa-f]{2})|%[89A-Fa-f][0-9A-Fa-f](?!%)/.test(wire.path)) traits.push('malformed escape');
   if (wire.body !== undefined && wire.headers['content-type'] === undefined) traits.push('body without content-type');
+  if (wire.headers['content-type']?.includes('json') === true) {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (typeof parsed !== 'object' || parsed === null) traits.push('JSON body that is not an object or array');
+    } catch {
+      traits.push('body that is not JSON');
+    }
+  }
   if (wire.body !== undefined && ['GET', 'HEAD', 'DELETE', 'OPTIONS'].includes(wire.method)) traits.push(`body on ${wire.method}`);
   return traits;
 }
