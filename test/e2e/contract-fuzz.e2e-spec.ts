@@ -172,9 +172,9 @@ describe('contract fuzzer', () => {
       failures.push(...seedFailures.filter((f) => settings.only === undefined || f.operation.includes(settings.only)));
       const runs = results.reduce((sum, r) => sum + r.runs, 0);
       const summary = `contract fuzzer: seed ${settings.seed}, ${operations.length} operations, ${runs} requests, ${failures.length} failures`;
-      if (process.env.FUZZ_VERBOSE === '1' || failures.length > 0) {
-        console.log([summary, ...results.map((r) => `  ${r.operation}: ${r.runs} runs in ${r.ms} ms, statuses ${JSON.stringify(r.statuses)}`)].join('\n'));
-      }
+      // The seed is printed whatever the outcome, so that any run can be replayed.
+      const perOperation = results.map((r) => `  ${r.operation}: ${r.runs} runs in ${r.ms} ms, statuses ${JSON.stringify(r.statuses)}`);
+      console.log(process.env.FUZZ_VERBOSE === '1' ? [summary, ...perOperation].join('\n') : summary);
       if (failures.length > 0) throw new Error(`${summary}\n\n${failures.map(formatFailure).join('\n\n')}`);
     },
     settings.totalMs * 2 + SETUP_MS,
