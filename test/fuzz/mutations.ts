@@ -186,7 +186,8 @@ function childKeys(value: unknown): (string | number)[] {
 
 /** Query or path values as text: numbers in every notation a lax parser accepts, plus bad strings. */
 export const badParamTexts: fc.Arbitrary<string> = fc.oneof(
-  { weight: 2, arbitrary: badStrings.map((s) => ([...s].length > 1000 && /[^\x00-\x7f]/.test(s) ? s.slice(0, 1000) : s)) },
+  // Non-ASCII text is cut to 500 code points: percent-encoded it grows up to 12 bytes a character.
+  { weight: 2, arbitrary: badStrings.map((s) => (/[^\x00-\x7f]/.test(s) ? [...s].slice(0, 500).join('') : s)) },
   {
     weight: 2,
     arbitrary: fc.constantFrom(

@@ -67,6 +67,8 @@ export interface OperationResult {
   ms: number;
 }
 
+const MAX_URL_LENGTH = 14_000;
+
 class ContractViolation extends Error {
   constructor(
     readonly problem: string,
@@ -96,6 +98,9 @@ export async function fuzzOperation(target: FuzzTarget, operation: Operation, se
   const surveyed = new Map<string, Failure>();
   const property = fc.asyncProperty(arbitrary, async (request: FuzzRequest) => {
     const wire = render(operation, request, target.renderContext());
+    // Node refuses a request line and headers over 16 KB with its own 431 before the app sees it:
+    // two 10 000-character parameters in one URL test Node, not the service.
+    fc.pre(wire.path.length <= MAX_URL_LENGTH);
     let response: ReceivedResponse;
     try {
       response = await send(target.port, wire, settings.requestTimeoutMs);
