@@ -86,4 +86,17 @@ describe('toJsonSchema', () => {
     expect(toJsonSchema({ $ref: '#/components/schemas/A', nullable: true }, 'doc')).toEqual({ anyOf: [{ $ref: 'doc#/components/schemas/A' }, { type: 'null' }] });
     expect(toJsonSchema({ type: 'number', maximum: 1, exclusiveMaximum: true }, 'x')).toEqual({ type: 'number', exclusiveMaximum: 1 });
   });
+
+  it('pins a discriminator mapping in the branches it names', () => {
+    const schema = {
+      oneOf: [{ $ref: '#/components/schemas/A' }, { $ref: '#/components/schemas/B' }],
+      discriminator: { propertyName: 'type', mapping: { a: '#/components/schemas/A', b: '#/components/schemas/B' } },
+    };
+    expect(toJsonSchema(schema, 'doc')).toEqual({
+      oneOf: [
+        { allOf: [{ $ref: 'doc#/components/schemas/A' }, { properties: { type: { enum: ['a'] } }, required: ['type'] }] },
+        { allOf: [{ $ref: 'doc#/components/schemas/B' }, { properties: { type: { enum: ['b'] } }, required: ['type'] }] },
+      ],
+    });
+  });
 });
