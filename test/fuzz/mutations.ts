@@ -28,36 +28,57 @@ export function deepJson(levels: number, kind: 'object' | 'array'): string {
 
 /** Strings that are trouble somewhere between the socket and the database. */
 export const badStrings: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom(
-    '\u0000',
-    'abc\u0000def',
-    '\u0001\u0002\u0007\u001b[31m\u007f',
-    '\r\n\t\v\f',
-    '\ud83d', // lone high surrogate: JSON allows it, PostgreSQL refuses it
-    'x\udc00y', // lone low surrogate
-    '\udc00\ud83d', // reversed pair
-    '😀𝔘𐍈', // astral plane: two UTF-16 units each
-    '❤️'.repeat(201), // 201 code points + 201 variation selectors: 402 code points, 201 graphemes
-    '😀'.repeat(201), // 201 code points, 402 UTF-16 units
-    'e\u0301\u0301\u0301\u0301', // combining marks
-    'Z̴̡̢͚̬̪̑̈́ą̶̛̜̖l̵̨̛͍g̸o̶', // more combining marks
-    '\u202eevil\u202c', // bidi override
-    '\ufeff', // BOM
-    '\uffff\ufffe', // noncharacters
-    '',
-    '   ',
-    "'; DROP TABLE workflows; --",
-    '%00%zz%',
-    '../../etc/passwd',
-    '{{7*7}}${7*7}',
-    '__proto__',
-    '1e309',
-    '-0',
-  ),
-  fc.constantFrom('a'.repeat(10_000), 'é'.repeat(10_000), '😀'.repeat(10_000), 'a'.repeat(201), 'a'.repeat(4097)),
+  // What PostgreSQL refuses to store (issue 7: NUL → 22021, lone surrogate → 22P05), alone or inside text.
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom(
+      '\u0000',
+      'abc\u0000def',
+      '\ud83d', // lone high surrogate: JSON allows it, PostgreSQL refuses it
+      'x\udc00y', // lone low surrogate
+      '\udc00\ud83d', // reversed pair
+      '😀\ud83d',
+    ),
+  },
+  // Lengths: code points, UTF-16 units and graphemes disagree; the database counts code points.
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      '❤️'.repeat(201), // 201 graphemes, 402 code points
+      '😀'.repeat(201), // 201 code points, 402 UTF-16 units
+      'a'.repeat(201),
+      'a'.repeat(4097),
+      'a'.repeat(10_000),
+      'é'.repeat(10_000),
+      '😀'.repeat(10_000),
+      'e\u0301'.repeat(120),
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      '\u0001\u0002\u0007\u001b[31m\u007f',
+      '\r\n\t\v\f',
+      '😀𝔘𐍈', // astral plane: two UTF-16 units each
+      'e\u0301\u0301\u0301\u0301', // combining marks
+      'Z̴̡̢͚̬̪̑̈́ą̶̛̜̖l̵̨̛͍g̸o̶',
+      '\u202eevil\u202c', // bidi override
+      '\ufeff', // BOM
+      '\uffff\ufffe', // noncharacters
+      '',
+      '   ',
+      "'; DROP TABLE workflows; --",
+      '%00%zz%',
+      '../../etc/passwd',
+      '{{7*7}}${7*7}',
+      '__proto__',
+      '1e309',
+      '-0',
+    ),
+  },
   // Random text mixing every plane, controls and lone surrogates.
-  fc.string({ maxLength: 30, unit: 'binary' }),
-  fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 1, maxLength: 10 }).map((units) => String.fromCharCode(...units)),
+  { weight: 1, arbitrary: fc.string({ maxLength: 30, unit: 'binary' }) },
+  { weight: 1, arbitrary: fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 1, maxLength: 10 }).map((units) => String.fromCharCode(...units)) },
 );
 
 /** Values of the wrong JSON type for almost anything. */

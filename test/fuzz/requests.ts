@@ -177,7 +177,12 @@ function formFields(value: unknown): [string, string][] {
 export function requestArbitrary(context: RequestContext, operation: Operation): fc.Arbitrary<FuzzRequest> {
   const path = fc.record(Object.fromEntries(operation.pathParams.map((p) => [p.name, pathParam(context, operation, p)])) as Record<string, fc.Arbitrary<ParamValue>>);
   return fc.record({
-    credential: fc.constantFrom<Credential>('full_access', 'read_only', 'none', 'invalid'),
+    // Mostly a key that gets past the guards, so that the body reaches validation and the database.
+    credential: fc.oneof(
+      { weight: 4, arbitrary: fc.constant<Credential>('full_access') },
+      { weight: 2, arbitrary: fc.constant<Credential>('read_only') },
+      { weight: 1, arbitrary: fc.constantFrom<Credential>('none', 'invalid') },
+    ),
     path,
     query: queryArbitrary(context, operation),
     body: bodyArbitrary(context, operation),

@@ -113,7 +113,8 @@ export async function fuzzOperation(target: FuzzTarget, operation: Operation, se
     if (problems.length === 0) return;
     if (!settings.survey) throw new ContractViolation(problems[0] as string, wire, response);
     for (const problem of problems) {
-      const kind = `${failureKind(problem, response)} | ${requestTraits(wire).join(',')}`;
+      // Keyed by the first (most telling) trait only: unshrunk requests carry several.
+      const kind = `${failureKind(problem, response)} | ${requestTraits(wire)[0] ?? ''}`;
       if (!surveyed.has(kind)) surveyed.set(kind, { operation: operation.key, problem, wire, response, seed: settings.seed, runs: 0 });
     }
   });
