@@ -179,6 +179,25 @@ describe('contract fuzzer', () => {
     },
     settings.totalMs * 2 + SETUP_MS,
   );
+
+  // DESIGN §5: a method a path does not accept answers 405 with `Allow`, not 404. The document
+  // lists what each path accepts, so every path is probed with methods it does not list.
+  it('answers 405 with Allow to a method a path does not accept', async () => {
+    const problems: string[] = [];
+    for (const [template, item] of Object.entries(document.paths)) {
+      if (settings.only !== undefined && !template.includes(settings.only)) continue;
+      const accepted = new Set(Object.keys(item).map((m) => m.toUpperCase()));
+      const path = template.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
+      for (const method of ['PATCH', 'TRACE', 'SEARCH', 'PUT', 'DELETE'].filter((m) => !accepted.has(m))) {
+        const res = await send(port, { method, path, headers: { accept: 'application/json', authorization: `Bearer ${org.keys.full_access}` } }, settings.requestTimeoutMs);
+        const allow = res.headers.allow;
+        const listed = new Set(String(allow ?? '').split(',').map((m) => m.trim().toUpperCase()).filter((m) => m !== ''));
+        if (res.status !== 405) problems.push(`${method} ${template}: ${res.status} ${res.text.slice(0, 120)}`);
+        else if ([...accepted].some((m) => !listed.has(m))) problems.push(`${method} ${template}: 405 with Allow "${allow ?? ''}", the document lists ${[...accepted].join(', ')}`);
+      }
+    }
+    expect(problems.length === 0 ? '' : `${problems.length} answers other than 405 with Allow:\n${problems.slice(0, 10).join('\n')}`).toBe('');
+  });
 });
 
 /** The operation whose path template matches a concrete path. */

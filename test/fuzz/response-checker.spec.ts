@@ -107,6 +107,7 @@ describe('requestTraits', () => {
     expect(requestTraits(body('{"a":"\\ud83d\\ude00"}'))).toEqual([]);
     expect(requestTraits(body('{"a":"x\\u0000"}'))).toEqual(['NUL']);
     expect(requestTraits(body(`{"a":${'['.repeat(100)}1${']'.repeat(100)}}`))).toEqual(['deep nesting']);
-    expect(requestTraits({ method: 'GET', path: '/v1/x/%ED%A0%BD?q=%', headers: {} })).toEqual(['lone surrogate', 'malformed escape']);
+    expect(requestTraits({ method: 'GET', path: '/v1/x/%F0%9F%98%80', headers: {} })).toEqual(['astral']);
+    expect(requestTraits({ method: 'GET', path: '/v1/x/%ED%A0%BD?q=%', headers: {} })).toEqual(['lone surrogate', 'malformed escape or bytes that are not UTF-8']);
   });
 });

@@ -177,7 +177,7 @@ export function requestTraits(wire: WireRequest): string[] {
   const text = wire.body?.toString('utf8') ?? '';
   if (/[\u{10000}-\u{10ffff}]/u.test(text) || /%F[0-4]/.test(wire.path)) traits.push('astral');
   if (/[^"]{1000,}/.test(text) || wire.path.length > 1000) traits.push('long string');
-  if (/%(?![0-9A-Fa-f]{2})|%[89A-Fa-f][0-9A-Fa-f](?!%)/.test(wire.path)) traits.push('malformed escape');
+  if (wire.path.split(/[/?&=]/).some((part) => !decodes(part))) traits.push('malformed escape or bytes that are not UTF-8');
   if (wire.body !== undefined && wire.headers['content-type'] === undefined) traits.push('body without content-type');
   if (wire.headers['content-type']?.includes('json') === true) {
     try {
@@ -189,6 +189,15 @@ export function requestTraits(wire: WireRequest): string[] {
   }
   if (wire.body !== undefined && ['GET', 'HEAD', 'DELETE', 'OPTIONS'].includes(wire.method)) traits.push(`body on ${wire.method}`);
   return traits;
+}
+
+function decodes(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function safeDecode(text: string): string {
