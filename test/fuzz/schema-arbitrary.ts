@@ -142,8 +142,10 @@ function stringArbitrary(schema: JsonSchema): fc.Arbitrary<string> {
     return fc.stringMatching(new RegExp(schema.pattern, 'u')).filter(fits);
   }
   // A generated string is at most 64 code points unless the schema asks for more: long strings
-  // are the mutations' business.
-  return fc.string({ minLength, maxLength: Math.min(maxLength, Math.max(minLength, 64)), unit: printableUnit });
+  // are the mutations' business, except the longest the schema allows, in one- and two-unit characters.
+  const usual = fc.string({ minLength, maxLength: Math.min(maxLength, Math.max(minLength, 64)), unit: printableUnit });
+  if (schema.maxLength === undefined || schema.maxLength > 10_000) return usual;
+  return fc.oneof({ weight: 8, arbitrary: usual }, { weight: 1, arbitrary: fc.constantFrom('a'.repeat(maxLength), '😀'.repeat(maxLength)) });
 }
 
 function bounds(schema: JsonSchema): { min: number; max: number } {
