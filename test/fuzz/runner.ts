@@ -35,7 +35,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): FuzzSettings {
   return {
     seed: Math.floor(seed) | 0,
     runsPerOperation: Math.max(1, Math.floor(number('FUZZ_RUNS', 200))),
-    totalMs: number('FUZZ_SECONDS', 25) * 1000,
+    totalMs: number('FUZZ_SECONDS', 20) * 1000,
     requestTimeoutMs: number('FUZZ_REQUEST_TIMEOUT_MS', 5000),
     only: env.FUZZ_ONLY === '' ? undefined : env.FUZZ_ONLY,
     survey: env.FUZZ_SURVEY === '1',
