@@ -11,7 +11,8 @@ export default defineConfig({
         plugins,
         test: {
           name: 'unit',
-          include: ['src/**/*.spec.ts'],
+          // test/**: the contract fuzzer's own library (test/fuzz) has unit specs too.
+          include: ['src/**/*.spec.ts', 'test/**/*.spec.ts'],
           environment: 'node',
         },
       },
