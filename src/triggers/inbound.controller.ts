@@ -4,11 +4,13 @@ import type { Request, Response } from 'express';
 import type { Principal } from '../auth/access.js';
 import { CurrentPrincipal, Public, RequireAccess } from '../auth/decorators/access.decorators.js';
 import { ApiData, ApiErrors } from '../common/http/api-docs.js';
+import { ApiMethods } from '../common/http/openapi/schema-markers.js';
 import { ok } from '../common/http/envelope.js';
 import type { FireResult } from '../executions/fire.types.js';
 import { rateLimitHeaders } from '../redis/rate-limiter.js';
 import { FiredExecutionResponse, FireTriggerDto, InboundMessageDto, InboundMessageResponse } from './dto/inbound.dto.js';
 import { TriggerFiringService } from './trigger-firing.service.js';
+import { WEBHOOK_METHODS } from './trigger-types/webhook.trigger-type.js';
 
 function toResponse(result: FireResult): FiredExecutionResponse {
   return {
@@ -66,6 +68,7 @@ export class InboundController {
   @All('hooks/:trigger_id')
   @Public()
   @HttpCode(202)
+  @ApiMethods(...WEBHOOK_METHODS)
   @ApiOperation({ summary: "A webhook trigger's URL: X-Service-Signature = hex HMAC-SHA256 of the raw body with the trigger's secret" })
   @ApiBody({ required: false, schema: { type: 'object', additionalProperties: true, description: 'Any JSON; customer_id, channel and message are used when present' } })
   @ApiData(FiredExecutionResponse, 202, 'Accepted')

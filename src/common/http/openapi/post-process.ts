@@ -1,0 +1,223 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
+import type { RouteFacts } from './routes.js';
+import { discriminationOf, isClosedSchema } from './schema-markers.js';
+import { propertyRules, validatedClasses, type SchemaObject } from './validator-schemas.js';
+
+export interface PostProcessOptions {
+  /** Route facts by @nestjs/swagger's default operationId (see collectRouteFacts). */
+  routes: Map<string, RouteFacts>;
+  /** The schema of an error answered on `path` (the pet sample has its own envelope). */
+  errorSchema(path: string): SchemaObject;
+  /** The name of the bearer security scheme. */
+  bearerScheme: string;
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace', 'search'];
+const REF_PREFIX = '#/components/schemas/';
+
+const ERROR_DESCRIPTIONS: Record<string, string> = {
+  '400': 'Invalid request: INVALID_REQUEST (including NUL characters, lone surrogates and over-deep JSON), MISSING_REQUIRED_FIELD or a domain code, with `field`',
+  '401': 'MISSING_AUTHENTICATION, INVALID_API_KEY or INVALID_TOKEN',
+  '403': 'INSUFFICIENT_PERMISSIONS or SCOPE_INSUFFICIENT',
+  '404': "The resource does not exist in the caller's organization",
+  '405': 'Method not allowed',
+  '409': 'Conflict with an existing resource or its state',
+  '413': 'PAYLOAD_TOO_LARGE',
+  '415': 'UNSUPPORTED_MEDIA_TYPE: a body that is not JSON',
+  '422': 'Semantically invalid request',
+  '429': 'RATE_LIMIT_EXCEEDED',
+};
+
+type Operation = {
+  operationId?: string;
+  parameters?: { in: string; name: string; required?: boolean; schema?: SchemaObject }[];
+  requestBody?: { content?: Record<string, { schema?: SchemaObject }> };
+  responses: Record<string, { description?: string; content?: Record<string, { schema?: SchemaObject }> }>;
+  security?: Record<string, string[]>[];
+};
+
+/**
+ * Makes the generated document say what the server does, for every route without per-route work:
+ * request schemas from the class-validator rules, security and error responses from the route's own
+ * metadata, the real success status, and discriminated unions where a class asks for one.
+ */
+export function postProcessOpenApi(document: OpenAPIObject, options: PostProcessOptions): OpenAPIObject {
+  const schemas = (document.components ??= {}).schemas as Record<string, SchemaObject>;
+  const classes = validatedClasses();
+
+  for (const [path, item] of Object.entries(document.paths)) {
+    const pathItem = item as Record<string, Operation>;
+    for (const method of METHODS) {
+      const operation = pathItem[method];
+      if (!operation) continue;
+      const facts = factsOf(options.routes, operation.operationId, method);
+      if (facts?.methods && !facts.methods.includes(method)) {
+        delete pathItem[method];
+        continue;
+      }
+      if (facts) {
+        operation.security = facts.isPublic ? [] : [{ [options.bearerScheme]: [] }];
+        if (facts.query) enrichQuery(operation, facts.query);
+        fixSuccessStatus(operation, facts.successStatus);
+      }
+      // A body on GET is undefined in HTTP; no client sends one.
+      if (method === 'get' || method === 'head') delete operation.requestBody;
+      documentErrors(operation, path, facts, options.errorSchema(path));
+    }
+  }
+
+  // Request bodies: their schemas (and the schemas they nest) get the validators' rules.
+  const requestSchemas = reachable(schemas, collectRefs(Object.values(document.paths).flatMap((item) => Object.values(item as Record<string, Operation>).map((op) => op?.requestBody))));
+  for (const name of requestSchemas) {
+    const target = classes.get(name);
+    if (target) enrichBody(schemas[name], target);
+  }
+  for (const [name, schema] of Object.entries(schemas)) if (isClosedSchema(name)) schema.additionalProperties = false;
+  for (const name of Object.keys(schemas)) discriminate(schemas, name);
+  return document;
+}
+
+function factsOf(routes: Map<string, RouteFacts>, operationId: string | undefined, method: string): RouteFacts | undefined {
+  if (!operationId) return undefined;
+  return routes.get(operationId) ?? routes.get(operationId.replace(new RegExp(`_${method}$`), ''));
+}
+
+/** Query parameters: type, bounds, enum and required from the query DTO's validators. */
+function enrichQuery(operation: Operation, query: Function): void {
+  const rules = propertyRules(query);
+  for (const parameter of operation.parameters ?? []) {
+    if (parameter.in !== 'query') continue;
+    const rule = rules.get(parameter.name);
+    if (!rule) continue;
+    parameter.required = rule.required;
+    parameter.schema = mergeRules(parameter.schema ?? {}, rule.value);
+  }
+}
+
+function fixSuccessStatus(operation: Operation, status: number): void {
+  const success = Object.keys(operation.responses).filter((s) => /^2\d\d$/.test(s));
+  if (success.includes(String(status)) || success.length !== 1) return;
+  operation.responses[String(status)] = operation.responses[success[0]];
+  delete operation.responses[success[0]];
+}
+
+/** Every 4xx the shared mechanisms can answer, each with the route's error envelope. */
+function documentErrors(operation: Operation, path: string, facts: RouteFacts | undefined, schema: SchemaObject): void {
+  const statuses = new Set(Object.keys(operation.responses).filter((s) => /^4\d\d$/.test(s)));
+  const parameters = operation.parameters ?? [];
+  const hasBody = operation.requestBody !== undefined;
+  if (hasBody || parameters.some((p) => p.in === 'query' || p.in === 'path')) statuses.add('400');
+  if (facts && !facts.isPublic) {
+    statuses.add('401');
+    statuses.add('403');
+  }
+  if (parameters.some((p) => p.in === 'path') || /\{[^}]+\}/.test(path)) statuses.add('404');
+  if (hasBody) {
+    statuses.add('413');
+    statuses.add('415');
+  }
+  for (const status of [...statuses].sort()) {
+    const response = (operation.responses[status] ??= { description: ERROR_DESCRIPTIONS[status] ?? 'Error' });
+    response.description ||= ERROR_DESCRIPTIONS[status] ?? 'Error';
+    response.content = { 'application/json': { schema: structuredClone(schema) } };
+  }
+}
+
+/** A request DTO: only the whitelisted properties, required as the validators say, unknown ones refused. */
+function enrichBody(schema: SchemaObject, target: Function): void {
+  const rules = propertyRules(target);
+  const properties = (schema.properties ??= {});
+  for (const name of Object.keys(properties)) {
+    const rule = rules.get(name);
+    // forbidNonWhitelisted refuses a property without any validator, so it is not part of the request.
+    if (!rule) {
+      delete properties[name];
+      continue;
+    }
+    let property = mergeRules(properties[name], rule.value);
+    if (property.type === 'array' && property.items && !isComposite(property.items)) property.items = mergeRules(property.items, rule.items);
+    if (rule.nullable) property = nullable(property);
+    properties[name] = property;
+  }
+  const required = Object.keys(properties).filter((name) => rules.get(name)?.required);
+  if (required.length > 0) schema.required = required;
+  else delete schema.required;
+  schema.type = 'object';
+  schema.additionalProperties = false;
+}
+
+function isComposite(schema: SchemaObject): boolean {
+  return Boolean(schema.$ref || schema.oneOf || schema.anyOf || schema.allOf);
+}
+
+/** The validator's keywords win over what the decorators repeated by hand; a $ref or union keeps its shape. */
+function mergeRules(schema: SchemaObject, rules: SchemaObject): SchemaObject {
+  if (isComposite(schema)) return schema;
+  const merged: SchemaObject = { ...schema, ...rules };
+  if (rules.type === 'integer' || (rules.type === undefined && schema.type === 'integer')) merged.type = 'integer';
+  else if (schema.type && rules.type && schema.type !== rules.type && !(schema.type === 'array' && rules.type === 'object')) merged.type = rules.type;
+  if (merged.type !== 'string') {
+    delete merged.minLength;
+    delete merged.maxLength;
+    delete merged.pattern;
+  }
+  return merged;
+}
+
+function nullable(schema: SchemaObject): SchemaObject {
+  if (schema.$ref) {
+    const { $ref, ...rest } = schema;
+    return { ...rest, allOf: [{ $ref }], nullable: true };
+  }
+  return { ...schema, nullable: true };
+}
+
+function collectRefs(value: unknown, into = new Set<string>()): Set<string> {
+  if (Array.isArray(value)) for (const v of value) collectRefs(v, into);
+  else if (value && typeof value === 'object') {
+    for (const [key, v] of Object.entries(value)) {
+      if (key === '$ref' && typeof v === 'string' && v.startsWith(REF_PREFIX)) into.add(v.slice(REF_PREFIX.length));
+      else collectRefs(v, into);
+    }
+  }
+  return into;
+}
+
+function reachable(schemas: Record<string, SchemaObject>, roots: Set<string>): Set<string> {
+  const seen = new Set<string>();
+  const queue = [...roots];
+  while (queue.length > 0) {
+    const name = queue.pop() as string;
+    if (seen.has(name) || !schemas[name]) continue;
+    seen.add(name);
+    queue.push(...collectRefs(schemas[name]));
+  }
+  return seen;
+}
+
+/** Turns a class marked ApiDiscriminated into a `oneOf` of its branches with a discriminator. */
+function discriminate(schemas: Record<string, SchemaObject>, name: string): void {
+  const discrimination = discriminationOf(name);
+  if (!discrimination) return;
+  const base = schemas[name];
+  const mapping: Record<string, string> = {};
+  for (const [value, overrides] of Object.entries(discrimination.branches)) {
+    const branchName = `${name}${value.charAt(0).toUpperCase()}${value.slice(1)}`;
+    const branch = structuredClone(base);
+    branch.properties = { ...branch.properties, [discrimination.property]: { type: 'string', enum: [value] } };
+    for (const [property, type] of Object.entries(overrides)) {
+      const description = branch.properties[property]?.description;
+      branch.properties[property] = { allOf: [{ $ref: REF_PREFIX + type.name }], ...(description ? { description } : {}) };
+    }
+    branch.required = [...new Set([...(branch.required ?? []), discrimination.property])];
+    delete branch.description;
+    branch.title = branchName;
+    schemas[branchName] = branch;
+    mapping[value] = REF_PREFIX + branchName;
+  }
+  schemas[name] = {
+    ...(base.description ? { description: base.description } : {}),
+    oneOf: Object.values(mapping).map(($ref) => ({ $ref })),
+    discriminator: { propertyName: discrimination.property, mapping },
+  };
+}
