@@ -18,7 +18,7 @@ export class PetsController {
   // Declared before :petId so that "findByStatus" is not taken for an id.
   @Get('findByStatus')
   @ApiOperation({ summary: 'Find pets by status (one or more, comma-separated)' })
-  @ApiQuery({ name: 'status', required: true, example: 'available,pending' })
+  @ApiQuery({ name: 'status', required: true, type: String, example: 'available,pending' })
   @ApiResponse({ status: 200, schema: { type: 'object', properties: { code: { type: 'integer' }, data: { type: 'array', items: { $ref: '#/components/schemas/PetResponse' } } } } })
   @ApiResponse({ status: 400, description: 'Invalid status value', ...PET_ERROR })
   async findByStatus(@Query('status') status: unknown) {

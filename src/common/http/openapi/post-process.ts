@@ -60,6 +60,7 @@ export function postProcessOpenApi(document: OpenAPIObject, options: PostProcess
         if (facts.query) enrichQuery(operation, facts.query);
         fixSuccessStatus(operation, facts.successStatus);
       }
+      relaxHeaders(operation);
       // A body on GET is undefined in HTTP; no client sends one.
       if (method === 'get' || method === 'head') delete operation.requestBody;
       documentErrors(operation, path, facts, options.errorSchema(path));
@@ -92,6 +93,11 @@ function enrichQuery(operation: Operation, query: Function): void {
     parameter.required = rule.required;
     parameter.schema = mergeRules(parameter.schema ?? {}, rule.value);
   }
+}
+
+/** Header arguments (`@Headers('user-agent')`) are read when present; none is required of a client. */
+function relaxHeaders(operation: Operation): void {
+  for (const parameter of operation.parameters ?? []) if (parameter.in === 'header') parameter.required = false;
 }
 
 function fixSuccessStatus(operation: Operation, status: number): void {
