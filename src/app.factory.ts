@@ -54,6 +54,16 @@ function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {
       .setDescription('Conversational workflows, triggers, executions, analytics and signed webhooks. Every `/v1` route takes `Authorization: Bearer <API key | OAuth token | JWT>`.')
       .setVersion('1')
       .addServer(config.publicBaseUrl)
+      // One line per controller tag (a tag without a description is a lint warning).
+      .addTag('API keys', 'Credentials of the organization (Full Access)')
+      .addTag('Authentication', 'Who the caller is')
+      .addTag('Workflows', 'Conversational workflows, their node graphs and executions')
+      .addTag('Triggers', 'What starts a workflow: message, schedule, webhook and api triggers, and their executions')
+      .addTag('Inbound', 'Where workflows are started from outside: inbound messages, webhooks, API calls')
+      .addTag('Customers', 'Customers met on the channels, and their messages')
+      .addTag('Knowledge bases', 'Question and answer entries the ai_response node answers from')
+      .addTag('Operations', 'Health probes')
+      .addTag('Pets (sample)', 'The sample pet store: no credential, its own envelope')
       .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key, OAuth 2.0 access token or JWT' }, 'bearer')
       .build(),
     { extraModels: [ErrorEnvelopeDto, PetErrorResponse] },

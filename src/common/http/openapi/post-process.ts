@@ -71,10 +71,11 @@ export function postProcessOpenApi(document: OpenAPIObject, options: PostProcess
   const requestSchemas = reachable(schemas, collectRefs(Object.values(document.paths).flatMap((item) => Object.values(item as Record<string, Operation>).map((op) => op?.requestBody))));
   for (const name of requestSchemas) {
     const target = classes.get(name);
-    if (target) enrichBody(schemas[name], target);
+    if (target) enrichBody(schemas[name], target, schemas);
   }
   for (const [name, schema] of Object.entries(schemas)) if (isClosedSchema(name)) schema.additionalProperties = false;
   for (const name of Object.keys(schemas)) discriminate(schemas, name);
+  declareTags(document);
   return document;
 }
 
@@ -130,7 +131,7 @@ function documentErrors(operation: Operation, path: string, facts: RouteFacts | 
 }
 
 /** A request DTO: only the whitelisted properties, required as the validators say, unknown ones refused. */
-function enrichBody(schema: SchemaObject, target: Function): void {
+function enrichBody(schema: SchemaObject, target: Function, schemas: Record<string, SchemaObject>): void {
   const rules = propertyRules(target);
   const properties = (schema.properties ??= {});
   for (const name of Object.keys(properties)) {
@@ -142,7 +143,7 @@ function enrichBody(schema: SchemaObject, target: Function): void {
     }
     let property = mergeRules(properties[name], rule.value);
     if (property.type === 'array' && property.items && !isComposite(property.items)) property.items = mergeRules(property.items, rule.items);
-    if (rule.nullable) property = nullable(property);
+    if (rule.nullable) property = nullable(property, schemas);
     properties[name] = property;
   }
   const required = Object.keys(properties).filter((name) => rules.get(name)?.required);
@@ -170,12 +171,16 @@ function mergeRules(schema: SchemaObject, rules: SchemaObject): SchemaObject {
   return merged;
 }
 
-function nullable(schema: SchemaObject): SchemaObject {
+/** OpenAPI 3.0 wants `type` beside `nullable`; a reference is wrapped in allOf to carry both. */
+function nullable(schema: SchemaObject, schemas: Record<string, SchemaObject>): SchemaObject {
+  let result: SchemaObject = schema;
   if (schema.$ref) {
     const { $ref, ...rest } = schema;
-    return { ...rest, allOf: [{ $ref }], nullable: true };
+    result = { ...rest, allOf: [{ $ref }] };
   }
-  return { ...schema, nullable: true };
+  const ref = result.allOf?.length === 1 ? result.allOf[0].$ref : undefined;
+  const type = result.type ?? (ref ? schemas[ref.slice(REF_PREFIX.length)]?.type : undefined) ?? 'object';
+  return { ...result, type, nullable: true };
 }
 
 function collectRefs(value: unknown, into = new Set<string>()): Set<string> {
@@ -226,4 +231,15 @@ function discriminate(schemas: Record<string, SchemaObject>, name: string): void
     oneOf: Object.values(mapping).map(($ref) => ({ $ref })),
     discriminator: { propertyName: discrimination.property, mapping },
   };
+}
+
+/** Every tag an operation uses, declared once at the top (sorted), as linters expect. */
+function declareTags(document: OpenAPIObject): void {
+  const declared = new Map((document.tags ?? []).map((tag) => [tag.name, tag]));
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item as Record<string, { tags?: string[] }>)) {
+      for (const name of operation?.tags ?? []) if (!declared.has(name)) declared.set(name, { name });
+    }
+  }
+  document.tags = [...declared.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
