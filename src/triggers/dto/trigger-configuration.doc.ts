@@ -54,7 +54,8 @@ export class WebhookTriggerConfigurationDoc {
     description: 'Verification secret (X-Service-Signature = hex HMAC-SHA256 of the body). Stored encrypted; shown by create, get and update only. On update: omitted keeps it, null removes it.',
   })
   secret?: string | null;
-  @ApiPropertyOptional({ type: String, enum: WEBHOOK_METHODS, nullable: true, default: 'POST', description: 'Case-insensitive' }) method?: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true, pattern: anyCase(WEBHOOK_METHODS), default: 'POST', description: `${WEBHOOK_METHODS.join(', ')} (any letter case)` })
+  method?: string | null;
   @ApiPropertyOptional({
     type: 'object',
     nullable: true,
@@ -67,9 +68,22 @@ export class WebhookTriggerConfigurationDoc {
 
 @ApiClosedSchema()
 export class ApiTriggerConfigurationDoc {
-  @ApiPropertyOptional({ type: String, enum: API_AUTHENTICATION_METHODS, nullable: true, default: 'bearer', description: 'Case-insensitive' }) authentication?: string | null;
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    pattern: anyCase(API_AUTHENTICATION_METHODS),
+    default: 'bearer',
+    description: `${API_AUTHENTICATION_METHODS.join(', ')} (any letter case)`,
+  })
+  authentication?: string | null;
   @ApiPropertyOptional({ type: 'integer', nullable: true, minimum: 1, maximum: MAX_API_RATE_LIMIT, default: DEFAULT_API_RATE_LIMIT, description: 'Firings per hour' })
   rate_limit?: number | null;
+}
+
+/** One of `words`, in any letter case (the registry normalises case), as a pattern: an enum cannot say so. */
+function anyCase(words: readonly string[]): string {
+  const letters = (word: string) => [...word].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join('');
+  return `^(${words.map(letters).join('|')})$`;
 }
 
 // What the service answers: every key filled in (defaults applied), plus the service-set url/endpoint.

@@ -41,7 +41,10 @@ type Operation = {
  * request schemas from the class-validator rules, security and error responses from the route's own
  * metadata, the real success status, and discriminated unions where a class asks for one.
  */
-export function postProcessOpenApi(document: OpenAPIObject, options: PostProcessOptions): OpenAPIObject {
+export function postProcessOpenApi(generated: OpenAPIObject, options: PostProcessOptions): OpenAPIObject {
+  // @nestjs/swagger puts the decorators' own arrays (enums of code constants) into the document: work
+  // on a copy, so that no edit here can reach a constant the validators use.
+  const document = structuredClone(generated);
   const schemas = (document.components ??= {}).schemas as Record<string, SchemaObject>;
   const classes = validatedClasses();
 
@@ -76,6 +79,7 @@ export function postProcessOpenApi(document: OpenAPIObject, options: PostProcess
   for (const [name, schema] of Object.entries(schemas)) if (isClosedSchema(name)) schema.additionalProperties = false;
   for (const name of Object.keys(schemas)) discriminate(schemas, name);
   declareTags(document);
+  nullEnums(document);
   return document;
 }
 
@@ -242,4 +246,17 @@ function declareTags(document: OpenAPIObject): void {
     }
   }
   document.tags = [...declared.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/**
+ * OpenAPI 3.0.3: `nullable` adds null to the type, but `enum` still restricts the values, so a
+ * nullable enum lists null too (or validators such as Ajv refuse the null the server answers).
+ */
+function nullEnums(value: unknown): void {
+  if (Array.isArray(value)) for (const v of value) nullEnums(v);
+  else if (value && typeof value === 'object') {
+    const schema = value as SchemaObject;
+    if (schema.nullable === true && Array.isArray(schema.enum) && !schema.enum.includes(null)) schema.enum = [...schema.enum, null];
+    for (const v of Object.values(schema)) nullEnums(v);
+  }
 }
