@@ -232,6 +232,46 @@ describe('OpenAPI document', () => {
       expect(validate('/v1/workflows/{workflow_id}', 'get', 200, got.body)).toEqual([]);
     });
 
+    it('a workflow with a node of each type, its request, an inbound message and the executions it started', async () => {
+      const body = {
+        name: `openapi-nodes-${Date.now()}`,
+        description: 'All node types',
+        channel: 'whatsapp',
+        configuration: {
+          trigger: { type: 'message', keywords: ['openapi-hello'] },
+          nodes: [
+            { id: 'greet', type: 'message', content: 'Hello', next: 'answer' },
+            { id: 'answer', type: 'ai_response', knowledge_base: 'faq', next: 'ask' },
+            { id: 'ask', type: 'form', fields: [{ name: 'email', type: 'email', required: true, label: 'Your email' }] },
+          ],
+        },
+      };
+      const request = ajv.compile({ ...components.schemas.CreateWorkflowDto, components });
+      expect(request(body), JSON.stringify(request.errors)).toBe(true);
+      const created = await t.http.post('/v1/workflows').set(org.auth()).send(body).expect(201);
+      expect(validate('/v1/workflows', 'post', 201, created.body)).toEqual([]);
+      const id = created.body.data.id as string;
+      await t.http.post(`/v1/workflows/${id}/activate`).set(org.auth()).expect(200);
+
+      const message = { channel: 'whatsapp', customer_id: `+1555${Date.now()}`, message: 'openapi-hello there' };
+      const accepted = await t.http.post('/v1/messages').set(org.auth()).send(message).expect(202);
+      expect(accepted.body.data.executions).toHaveLength(1);
+      expect(validate('/v1/messages', 'post', 202, accepted.body)).toEqual([]);
+      const executions = await t.http.get(`/v1/workflows/${id}/executions`).set(org.auth()).expect(200);
+      expect(executions.body.data).toHaveLength(1);
+      expect(validate('/v1/workflows/{workflow_id}/executions', 'get', 200, executions.body)).toEqual([]);
+    });
+
+    it('error answers, in the error envelope and in the pet envelope', async () => {
+      const invalid = await t.http.post('/v1/workflows').set(org.auth()).send({ name: 'x', colour: 'red' }).expect(400);
+      expect(invalid.body.error.code).toBe('INVALID_REQUEST');
+      expect(validate('/v1/workflows', 'post', 400, invalid.body)).toEqual([]);
+      const missing = await t.http.get('/v1/workflows/00000000-0000-4000-8000-000000000000').set(org.auth()).expect(404);
+      expect(validate('/v1/workflows/{workflow_id}', 'get', 404, missing.body)).toEqual([]);
+      const pet = await t.http.get('/pet/999999999').expect(404);
+      expect(validate('/pet/{petId}', 'get', 404, pet.body)).toEqual([]);
+    });
+
     it('a trigger of each type, against the discriminated response schema', async () => {
       const workflow = await t.http.post('/v1/workflows').set(org.auth()).send({ name: `openapi-t-${Date.now()}` }).expect(201);
       const configurations = {

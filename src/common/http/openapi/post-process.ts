@@ -1,4 +1,5 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
+import { ERROR_DESCRIPTIONS } from '../api-docs.js';
 import type { RouteFacts } from './routes.js';
 import { discriminationOf, isClosedSchema } from './schema-markers.js';
 import { propertyRules, validatedClasses, type SchemaObject } from './validator-schemas.js';
@@ -14,19 +15,6 @@ export interface PostProcessOptions {
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace', 'search'];
 const REF_PREFIX = '#/components/schemas/';
-
-const ERROR_DESCRIPTIONS: Record<string, string> = {
-  '400': 'Invalid request: INVALID_REQUEST (including NUL characters, lone surrogates and over-deep JSON), MISSING_REQUIRED_FIELD or a domain code, with `field`',
-  '401': 'MISSING_AUTHENTICATION, INVALID_API_KEY or INVALID_TOKEN',
-  '403': 'INSUFFICIENT_PERMISSIONS or SCOPE_INSUFFICIENT',
-  '404': "The resource does not exist in the caller's organization",
-  '405': 'Method not allowed',
-  '409': 'Conflict with an existing resource or its state',
-  '413': 'PAYLOAD_TOO_LARGE',
-  '415': 'UNSUPPORTED_MEDIA_TYPE: a body that is not JSON',
-  '422': 'Semantically invalid request',
-  '429': 'RATE_LIMIT_EXCEEDED',
-};
 
 type Operation = {
   operationId?: string;
@@ -128,8 +116,9 @@ function documentErrors(operation: Operation, path: string, facts: RouteFacts | 
     statuses.add('415');
   }
   for (const status of [...statuses].sort()) {
-    const response = (operation.responses[status] ??= { description: ERROR_DESCRIPTIONS[status] ?? 'Error' });
-    response.description ||= ERROR_DESCRIPTIONS[status] ?? 'Error';
+    const description = ERROR_DESCRIPTIONS[Number(status)] ?? 'Error';
+    const response = (operation.responses[status] ??= { description });
+    response.description ||= description;
     response.content = { 'application/json': { schema: structuredClone(schema) } };
   }
 }
