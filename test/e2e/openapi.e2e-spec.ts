@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTrigger } from '../factories/triggers.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 
 // The OpenAPI document says exactly what the server does (issue 7): checked on the document the
@@ -252,8 +253,10 @@ describe('OpenAPI document', () => {
       expect(validate('/v1/workflows', 'post', 201, created.body)).toEqual([]);
       const id = created.body.data.id as string;
       await t.http.post(`/v1/workflows/${id}/activate`).set(org.auth()).expect(200);
+      const keyword = `openapi-${Date.now()}`;
+      await createTrigger(t, org, id, 'message', { keywords: [keyword] });
 
-      const message = { channel: 'whatsapp', customer_id: `+1555${Date.now()}`, message: 'openapi-hello there' };
+      const message = { channel: 'whatsapp', customer_id: `+1555${Date.now()}`, message: `${keyword} there` };
       const accepted = await t.http.post('/v1/messages').set(org.auth()).send(message).expect(202);
       expect(accepted.body.data.executions).toHaveLength(1);
       expect(validate('/v1/messages', 'post', 202, accepted.body)).toEqual([]);

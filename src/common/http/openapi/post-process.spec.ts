@@ -159,4 +159,14 @@ describe('postProcessOpenApi', () => {
     expect((out.components?.schemas as Record<string, SchemaObject>).SpecConfigA.properties?.v.enum).toEqual(['x', 'y', null]);
     expect(enumValues).toEqual(['x', 'y']);
   });
+
+  it('inlines a nullable reference, which allOf cannot make nullable', () => {
+    const input = document();
+    const configs = input.components?.schemas as Record<string, SchemaObject>;
+    configs.SpecConfigA.properties = { inner: { nullable: true, description: 'maybe', allOf: [ref('SpecInner')] } };
+    configs.SpecInner = { type: 'object', properties: { x: { type: 'string' } }, required: ['x'] };
+    const out = postProcessOpenApi(input, options()).components?.schemas as Record<string, SchemaObject>;
+    expect(out.SpecConfigA.properties?.inner).toEqual({ nullable: true, description: 'maybe', type: 'object', properties: { x: { type: 'string' } }, required: ['x'] });
+    expect(out).not.toHaveProperty('SpecInner');
+  });
 });

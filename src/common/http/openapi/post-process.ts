@@ -68,6 +68,7 @@ export function postProcessOpenApi(generated: OpenAPIObject, options: PostProces
   for (const name of Object.keys(schemas)) discriminate(schemas, name);
   declareTags(document);
   nullEnums(document);
+  inlineNullableRefs(document, schemas);
   return document;
 }
 
@@ -248,4 +249,36 @@ function nullEnums(value: unknown): void {
     if (schema.nullable === true && Array.isArray(schema.enum) && !schema.enum.includes(null)) schema.enum = [...schema.enum, null];
     for (const v of Object.values(schema)) nullEnums(v);
   }
+}
+
+/**
+ * `{nullable: true, allOf: [{$ref}]}` does not accept null: the referenced schema still applies to
+ * it (OpenAPI 3.0.3), and validators such as Ajv refuse the null the server answers. Such a property
+ * gets the referenced schema inline, made nullable; a component left unused by that is removed.
+ */
+function inlineNullableRefs(document: OpenAPIObject, schemas: Record<string, SchemaObject>): void {
+  const inlined = new Set<string>();
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) {
+      for (const v of value) walk(v);
+      return;
+    }
+    if (!value || typeof value !== 'object') return;
+    const schema = value as SchemaObject;
+    const ref = schema.nullable === true && schema.allOf?.length === 1 ? schema.allOf[0].$ref : undefined;
+    if (ref?.startsWith(REF_PREFIX)) {
+      const name = ref.slice(REF_PREFIX.length);
+      const target = structuredClone(schemas[name] ?? {});
+      delete schema.allOf;
+      for (const [key, v] of Object.entries(target)) if (!(key in schema) || key === 'type') schema[key] = v;
+      schema.nullable = true;
+      inlined.add(name);
+    }
+    for (const v of Object.values(schema)) walk(v);
+  };
+  walk(document.paths);
+  walk(schemas);
+  const used = collectRefs(document.paths);
+  for (const name of reachable(schemas, used)) used.add(name);
+  for (const name of inlined) if (!used.has(name)) delete schemas[name];
 }
