@@ -11,6 +11,8 @@ class SpecThingBody {
   @IsString() @TextLength(1, 200) @Matches(/\S/) name: string;
   @IsOptional() @IsString() @MaxLength(50) note?: string | null;
   @IsOmittable() @IsString() @Length(2, 10) code?: string;
+  // What PartialType does to an IsOmittable property: null still is not meant to be sent.
+  @IsOmittable() @IsOptional() @IsString() both?: string;
   @IsOmittable() @IsIn(['a', 'b']) kind?: string;
   @IsOmittable() @IsInt() @Min(1) @Max(9) count?: number;
   @IsOmittable() @ArrayMinSize(1) @ArrayMaxSize(3) @IsString({ each: true }) @MaxLength(5, { each: true }) tags?: string[];
@@ -58,7 +60,7 @@ function document(): Parameters<typeof postProcessOpenApi>[0] {
       schemas: {
         SpecThingBody: {
           type: 'object',
-          properties: { name: { type: 'string' }, note: { type: 'string' }, code: { type: 'string' }, kind: { type: 'string' }, count: { type: 'number' }, tags: { type: 'array', items: { type: 'string' } }, stray: { type: 'string' } },
+          properties: { both: { type: 'string' }, name: { type: 'string' }, note: { type: 'string' }, code: { type: 'string' }, kind: { type: 'string' }, count: { type: 'number' }, tags: { type: 'array', items: { type: 'string' } }, stray: { type: 'string' } },
           required: ['name', 'stray'],
         },
         SpecUnionBody: { type: 'object', properties: { type: { type: 'string' }, configuration: { type: 'object' } }, required: ['type', 'configuration'] },
@@ -90,6 +92,7 @@ describe('propertyRules', () => {
     expect(rules.get('name')).toMatchObject({ required: true, nullable: false, value: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } });
     expect(rules.get('note')).toMatchObject({ required: false, nullable: true, value: { maxLength: 50 } });
     expect(rules.get('code')).toMatchObject({ required: false, nullable: false, value: { minLength: 2, maxLength: 10 } });
+    expect(rules.get('both')).toMatchObject({ required: false, nullable: false });
     expect(rules.get('kind')?.value.enum).toEqual(['a', 'b']);
     expect(rules.get('count')?.value).toMatchObject({ type: 'integer', minimum: 1, maximum: 9 });
     expect(rules.get('tags')).toMatchObject({ value: { minItems: 1, maxItems: 3 }, items: { type: 'string', maxLength: 5 } });

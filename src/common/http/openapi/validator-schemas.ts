@@ -29,7 +29,7 @@ export interface SchemaObject {
 export interface PropertyRules {
   /** No IsOptional, IsOmittable or ValidateIf: the property must be sent. */
   required: boolean;
-  /** IsOptional lets null through as "absent". */
+  /** IsOptional lets null through as "absent" (not where IsOmittable, meaning never null, is also set). */
   nullable: boolean;
   /** Constraints on the value (or, for `each` validators, on each item). */
   value: SchemaObject;
@@ -58,6 +58,8 @@ export function validatedClasses(): Map<string, Function> {
 export function propertyRules(target: Function): Map<string, PropertyRules> {
   const metadatas: ValidationMetadata[] = getMetadataStorage().getTargetValidationMetadatas(target, '', true, false);
   const rules = new Map<string, PropertyRules>();
+  // IsOmittable (an unnamed ValidateIf) says "never null" even where PartialType adds IsOptional.
+  const omittable = new Set(metadatas.filter((m) => m.type === CONDITIONAL && m.name !== 'isOptional').map((m) => m.propertyName));
   for (const metadata of metadatas) {
     const property = metadata.propertyName;
     let rule = rules.get(property);
@@ -67,7 +69,7 @@ export function propertyRules(target: Function): Map<string, PropertyRules> {
     }
     if (metadata.type === CONDITIONAL) {
       rule.required = false;
-      if (metadata.name === 'isOptional') rule.nullable = true;
+      if (metadata.name === 'isOptional' && !omittable.has(property)) rule.nullable = true;
       continue;
     }
     apply(metadata.each ? rule.items : rule.value, metadata.name ?? metadata.type, metadata.constraints ?? []);
