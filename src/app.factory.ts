@@ -8,6 +8,7 @@ import { PUBLIC } from './auth/decorators/access.decorators.js';
 import { ErrorEnvelopeDto } from './common/http/api-docs.js';
 import { postProcessOpenApi } from './common/http/openapi/post-process.js';
 import { collectRouteFacts } from './common/http/openapi/routes.js';
+import { bodyMediaTypeMiddleware, JSON_MEDIA_TYPES, storableInputMiddleware, type BodyMediaRule } from './common/http/input-guard.middleware.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
 import { requestLogMiddleware } from './common/http/request-log.middleware.js';
 import type { AppConfig } from './config/app-config.js';
@@ -15,6 +16,17 @@ import { metricsMiddleware } from './metrics/metrics.middleware.js';
 import { PetErrorResponse } from './pets/dto/pet.dto.js';
 
 export const BODY_LIMIT = '1mb';
+
+/**
+ * The routes whose body is not JSON (every other route takes `application/json` or `+json` only,
+ * else 415). Beside the parsers below, which must be able to read each type listed.
+ */
+export const BODY_MEDIA_RULES: readonly BodyMediaRule[] = [
+  // The sample pet store adds pets from a form (and, as its sample does, from JSON).
+  { path: /^\/pet\/?$/, methods: ['POST'], accepts: ['application/x-www-form-urlencoded', ...JSON_MEDIA_TYPES] },
+  // Inbound webhooks: whatever text a sender posts, signed over its raw bytes.
+  { path: /^\/v1\/hooks\/[^/]+\/?$/, accepts: [...JSON_MEDIA_TYPES, 'text/*'] },
+];
 
 /** The HTTP application, configured identically for `npm start`, the e2e tests and the benchmarks. */
 export async function createHttpApp(config: AppConfig): Promise<NestExpressApplication> {
@@ -29,10 +41,14 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
   // Outside a request, PinoLogger's logger is the application's root pino logger.
   app.use(requestLogMiddleware((await app.resolve<PinoLogger>(PinoLogger)).logger));
   app.use(metricsMiddleware);
-  app.useBodyParser('json', { limit: BODY_LIMIT });
+  // Before the parsers: a body of a type the route does not take is 415, unparsed.
+  app.use(bodyMediaTypeMiddleware(BODY_MEDIA_RULES));
+  app.useBodyParser('json', { limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
   app.useBodyParser('urlencoded', { limit: BODY_LIMIT, extended: false });
   // Inbound webhooks may send any text; their signature covers the raw bytes (req.rawBody).
   app.useBodyParser('text', { limit: BODY_LIMIT, type: 'text/*' });
+  // After the parsers, before routing: NUL, lone surrogates and over-deep nesting are 400 for every route.
+  app.use(storableInputMiddleware);
   app.enableShutdownHooks();
   setupOpenApi(app, config);
   return app;

@@ -1,8 +1,9 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsOptional, IsString } from 'class-validator';
 import { InvalidRequestError } from './errors/common.errors.js';
 import { DomainError } from './errors/domain-error.js';
+import { TextLength } from './validation/text-length.decorator.js';
 
 /**
  * Date ranges and time buckets of metrics, analytics and list filters: one parser, so that every
@@ -153,7 +154,7 @@ export function DateQueryParam(description: string) {
     ApiPropertyOptional({ type: String, description: `${description}. ISO 8601 date or date-time (UTC unless an offset is given); inclusive`, example: '2025-03-01T00:00:00Z' }),
     IsOptional(),
     IsString(),
-    MaxLength(64),
+    TextLength(0, 64),
   );
 }
 

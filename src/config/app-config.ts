@@ -13,6 +13,8 @@ export class AppConfig {
   readonly tokenSigningKey?: string;
   readonly webhookAllowPrivateTargets: boolean;
   readonly rateLimitsEnabled: boolean;
+  /** Failed inbound-webhook authentications per source IP per minute (then 429). */
+  readonly webhookSignatureFailuresPerMinute: number;
   readonly logLevel: LogLevel;
   readonly authCacheTtlMs: number;
   readonly conversationTimeoutMs: number;
@@ -38,6 +40,7 @@ export class AppConfig {
     this.tokenSigningKey = env.TOKEN_SIGNING_KEY;
     this.webhookAllowPrivateTargets = env.WEBHOOK_ALLOW_PRIVATE_TARGETS;
     this.rateLimitsEnabled = env.RATE_LIMITS_ENABLED;
+    this.webhookSignatureFailuresPerMinute = env.WEBHOOK_SIGNATURE_FAILURES_PER_MINUTE;
     this.logLevel = env.LOG_LEVEL;
     this.authCacheTtlMs = env.AUTH_CACHE_TTL_SECONDS * 1000;
     this.conversationTimeoutMs = parseDuration(env.CONVERSATION_TIMEOUT);

@@ -72,6 +72,13 @@ export class EnvVars {
   @IsBoolean({ message: 'RATE_LIMITS_ENABLED must be true or false' })
   RATE_LIMITS_ENABLED: boolean = true;
 
+  /** Failed webhook signature or required-header checks accepted per source IP per minute before 429. */
+  @Transform(toInt)
+  @IsInt({ message: 'WEBHOOK_SIGNATURE_FAILURES_PER_MINUTE must be an integer from 1 to 100000' })
+  @Min(1, { message: 'WEBHOOK_SIGNATURE_FAILURES_PER_MINUTE must be an integer from 1 to 100000' })
+  @Max(100_000, { message: 'WEBHOOK_SIGNATURE_FAILURES_PER_MINUTE must be an integer from 1 to 100000' })
+  WEBHOOK_SIGNATURE_FAILURES_PER_MINUTE: number = 20;
+
   @IsIn(LOG_LEVELS as unknown as string[], { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel = 'info';
 

@@ -80,6 +80,7 @@ export class InboundController {
       headers: req.headers,
       rawBody: req.rawBody,
       body: req.body,
+      ip: req.ip,
     });
     res.set(rateLimitHeaders(rateLimit));
     return ok(toResponse(result));

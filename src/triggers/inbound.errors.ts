@@ -9,7 +9,7 @@ export class InvalidSignatureError extends DomainError {
 
 export class MethodNotAllowedError extends DomainError {
   constructor(allowed: string) {
-    super('METHOD_NOT_ALLOWED', 405, `This webhook trigger accepts ${allowed} only`);
+    super('METHOD_NOT_ALLOWED', 405, `This webhook trigger accepts ${allowed} only`, { headers: { Allow: allowed } });
   }
 }
 

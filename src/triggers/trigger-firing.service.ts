@@ -1,21 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { Repository } from 'typeorm';
 import { ConversationsService } from '../executions/conversations.service.js';
 import { ExecutionErrorCodes } from '../executions/executions.errors.js';
 import { ExecutionsService } from '../executions/executions.service.js';
 import type { FireInput, FireResult } from '../executions/fire.types.js';
 import { isUuid } from '../common/ids/uuid.js';
+import { AppConfig } from '../config/app-config.js';
 import { RateLimiter, type RateLimitResult } from '../redis/rate-limiter.js';
+import { parseWebhookFields } from './dto/inbound.dto.js';
 import { Trigger } from './entities/trigger.entity.js';
 import { InvalidSignatureError, MethodNotAllowedError, NotAnApiTriggerError, RateLimitExceededError } from './inbound.errors.js';
 import { matchesKeywords, type KeywordRules } from './keyword-matcher.js';
 import { TriggersService } from './triggers.service.js';
 import { TriggerNotFoundError } from './triggers.errors.js';
 
-/** Inbound webhooks: 100 requests per minute per trigger (specification, Limits). */
+/** Inbound webhooks: 100 requests per minute per trigger (specification, Limits), counting authenticated ones only. */
 export const WEBHOOK_RATE_LIMIT = { limit: 100, windowSeconds: 60 };
+/** The window of the per-IP count of failed webhook authentications (the limit is configured). */
+export const WEBHOOK_FAILURE_WINDOW_SECONDS = 60;
 const DEFAULT_API_RATE_LIMIT = 100;
 
 /** What a firing needs of its trigger. */
@@ -37,6 +41,8 @@ export interface WebhookRequest {
   headers: Record<string, string | string[] | undefined>;
   rawBody: Buffer | undefined;
   body: unknown;
+  /** The source address, which failed authentications are counted against. */
+  ip: string | undefined;
 }
 
 export interface InboundMessageResult {
@@ -57,6 +63,7 @@ export class TriggerFiringService {
     private readonly executions: ExecutionsService,
     private readonly conversations: ConversationsService,
     private readonly rateLimiter: RateLimiter,
+    private readonly config: AppConfig,
   ) {}
 
   /** Fires the trigger; the firing (accepted or refused) also counts on the trigger (execution_count, last_triggered). */
@@ -123,31 +130,46 @@ export class TriggerFiringService {
     const trigger = await this.triggers.findOne({ where: { id: triggerId, type: 'webhook' } });
     if (!trigger) throw new TriggerNotFoundError();
 
-    const rateLimit = await this.rateLimiter.hit(`hook:${trigger.id}`, WEBHOOK_RATE_LIMIT.limit, WEBHOOK_RATE_LIMIT.windowSeconds);
-    if (!rateLimit.allowed) throw new RateLimitExceededError(rateLimit);
-
     const method = ((trigger.configuration.method as string | undefined) ?? 'POST').toUpperCase();
     if (request.method.toUpperCase() !== method) throw new MethodNotAllowedError(method);
 
-    const secret = this.triggersService.webhookSecret(trigger);
-    if (secret !== null && !signatureMatches(secret, request.rawBody ?? Buffer.alloc(0), request.headers['x-service-signature'])) {
+    // Authentication before the trigger's limit: a stranger who knows the URL cannot use up its
+    // window with bad signatures. Failures are limited per source address instead.
+    if (!this.authenticates(trigger, request)) {
+      const failures = await this.rateLimiter.hit(
+        `hookfail:${request.ip ?? 'unknown'}`,
+        this.config.webhookSignatureFailuresPerMinute,
+        WEBHOOK_FAILURE_WINDOW_SECONDS,
+      );
+      if (!failures.allowed) throw new RateLimitExceededError(failures);
       throw new InvalidSignatureError();
     }
-    const required = (trigger.configuration.headers as Record<string, string> | undefined) ?? {};
-    for (const [name, value] of Object.entries(required)) {
-      if (request.headers[name.toLowerCase()] !== value) throw new InvalidSignatureError();
-    }
 
-    const body = typeof request.body === 'object' && request.body !== null && !Array.isArray(request.body) ? (request.body as Record<string, unknown>) : {};
+    const rateLimit = await this.rateLimiter.hit(`hook:${trigger.id}`, WEBHOOK_RATE_LIMIT.limit, WEBHOOK_RATE_LIMIT.windowSeconds);
+    if (!rateLimit.allowed) throw new RateLimitExceededError(rateLimit);
+
+    const fields = parseWebhookFields(request.body);
     const result = await this.fire(trigger, {
-      customerRef: typeof body.customer_id === 'string' ? body.customer_id.slice(0, 200) : null,
-      channel: typeof body.channel === 'string' ? body.channel : null,
-      message: typeof body.message === 'string' ? body.message : null,
+      customerRef: fields.customerRef,
+      channel: fields.channel,
+      message: fields.message,
       data: request.body === undefined || request.method === 'GET' ? undefined : (request.body as Record<string, unknown>),
       userAgent: headerValue(request.headers['user-agent']),
       source: 'webhook',
     });
     return { result, rateLimit };
+  }
+
+  /** The signature (when the trigger has a secret) and every required header, all compared in constant time. */
+  private authenticates(trigger: Trigger, request: WebhookRequest): boolean {
+    const secret = this.triggersService.webhookSecret(trigger);
+    let ok = secret === null || signatureMatches(secret, request.rawBody ?? Buffer.alloc(0), request.headers['x-service-signature']);
+    const required = (trigger.configuration.headers as Record<string, string> | undefined) ?? {};
+    // Every header is compared, whatever the earlier ones gave, so the time taken tells nothing.
+    for (const [name, value] of Object.entries(required)) {
+      ok = constantTimeEquals(headerValue(request.headers[name.toLowerCase()]), value) && ok;
+    }
+    return ok;
   }
 
   /** POST /v1/triggers/{id}/fire: an api trigger, limited by its configured rate_limit per hour. */
@@ -191,4 +213,14 @@ export function signatureMatches(secret: string, rawBody: Buffer, header: string
   if (!given || !/^[0-9a-f]{64}$/.test(given)) return false;
   const expected = createHmac('sha256', secret).update(rawBody).digest();
   return timingSafeEqual(expected, Buffer.from(given, 'hex'));
+}
+
+/**
+ * Equality of two strings in a time that depends on neither: both are hashed to 32 bytes first,
+ * so timingSafeEqual compares equal-length buffers and not even the length leaks.
+ */
+export function constantTimeEquals(given: string | null, expected: string): boolean {
+  const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+  const same = timingSafeEqual(digest(given ?? ''), digest(expected));
+  return same && given !== null;
 }

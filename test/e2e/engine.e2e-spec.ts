@@ -293,8 +293,11 @@ describe('execution engine: triggers firing, conversations, steps', () => {
   it('limits each webhook trigger to 100 requests a minute', async () => {
     const workflowId = await activeWorkflow([{ id: 'm', type: 'message', content: 'x' }]);
     const trigger = await createTrigger(t, org, workflowId, 'webhook', {});
-    // Use up the window without firing: a wrong method still counts against the trigger's limit.
-    for (let i = 0; i < 100; i++) expect((await t.http.get(`/v1/hooks/${trigger.id}`)).status).toBe(405);
+    // Only authenticated requests count (a wrong method or signature does not): use the window up
+    // with accepted ones, on a paused trigger so that none starts an execution.
+    expect((await t.http.post(`/v1/triggers/${trigger.id}/pause`).set(org.auth('read_write'))).status).toBe(200);
+    for (let i = 0; i < 5; i++) expect((await t.http.get(`/v1/hooks/${trigger.id}`)).status).toBe(405);
+    for (let i = 0; i < 100; i++) expect((await t.http.post(`/v1/hooks/${trigger.id}`).send({})).status).toBe(202);
     const limited = await t.http.post(`/v1/hooks/${trigger.id}`).send({});
     expect(limited.status).toBe(429);
     expect(limited.body.error.code).toBe('RATE_LIMIT_EXCEEDED');

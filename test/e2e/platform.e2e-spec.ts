@@ -25,10 +25,11 @@ describe('common layer and operations', () => {
         expect(res.body.error.code).toBe('NOT_FOUND');
         expect(res.body.error.message).toEqual(expect.any(String));
       }
-      // A known path with a method it does not have.
+      // A known path with a method it does not have is 405 with Allow (issue 7), not a 404.
       const patch = await t.http.patch('/v1/workflows').set(org.auth()).send({});
-      expect(patch.status).toBe(404);
-      expect(patch.body.error.code).toBe('NOT_FOUND');
+      expect(patch.status).toBe(405);
+      expect(patch.body.error.code).toBe('METHOD_NOT_ALLOWED');
+      expect(patch.headers.allow).toBe('GET, HEAD, POST');
     });
 
     it('answers an unknown route outside /v1 in the same envelope', async () => {

@@ -31,3 +31,16 @@ export class InternalError extends DomainError {
     });
   }
 }
+
+export class UnsupportedMediaTypeError extends DomainError {
+  constructor(received: string, accepted: readonly string[]) {
+    super('UNSUPPORTED_MEDIA_TYPE', 415, `Content-Type ${received} is not accepted here; send ${accepted.join(' or ')}`);
+  }
+}
+
+/** A method the path does not serve; `Allow` lists the ones it does (RFC 9110 §15.5.6). */
+export class MethodNotAllowedError extends DomainError {
+  constructor(method: string, allowed: readonly string[]) {
+    super('METHOD_NOT_ALLOWED', 405, `${method} is not allowed here; allowed: ${allowed.join(', ')}`, { headers: { Allow: allowed.join(', ') } });
+  }
+}

@@ -1,6 +1,9 @@
-import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
+import { ArgumentsHost, Catch, HttpException, Logger, Optional, type ExceptionFilter } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import { InternalError, InvalidRequestError, PayloadTooLargeError, RouteNotFoundError } from './common.errors.js';
+import { clientDataErrorCode } from '../../database/postgres-errors.js';
+import { allowedMethods, type RouterLike } from '../http/allowed-methods.js';
+import { InternalError, InvalidRequestError, MethodNotAllowedError, PayloadTooLargeError, RouteNotFoundError } from './common.errors.js';
 import { DomainError } from './domain-error.js';
 
 /** Paths whose clients expect the sample pet-store envelope `{code, message}` instead of `{error}`. */
@@ -20,6 +23,8 @@ interface BodyParserError {
 @Catch()
 export class ErrorEnvelopeFilter implements ExceptionFilter {
   private readonly logger = new Logger('ErrorEnvelopeFilter');
+
+  constructor(@Optional() private readonly adapterHost?: HttpAdapterHost) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     if (host.getType() !== 'http') throw exception;
@@ -53,15 +58,41 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
       return new InvalidRequestError('The request body encoding is not supported');
     }
 
+    // Defence in depth: a value validation let through and the database refused. The client gets
+    // the 400 it should have had; the log names the route so that the validator can be fixed.
+    const dataError = clientDataErrorCode(exception);
+    if (dataError) {
+      this.logger.warn({ requestId: req.id, method: req.method, route: routeOf(req), sqlState: dataError }, 'validation gap: the database refused a request value');
+      return new InvalidRequestError('The request contains a value that cannot be stored');
+    }
+
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
-      if (status === 404) return new RouteNotFoundError(req.method, req.path);
+      if (status === 404) {
+        // No route serves this method here; if the path has others, it is a 405, not a 404. A 404
+        // thrown by the handler of a route serving this method stays a 404. (req.route cannot
+        // tell: Express sets it for a HEAD matching a route without GET before falling through.)
+        const allowed = allowedMethods(this.router(), req.path);
+        if (allowed.length > 0 && !allowed.includes(req.method)) return new MethodNotAllowedError(req.method, allowed);
+        return new RouteNotFoundError(req.method, req.path);
+      }
       if (status === 413) return new PayloadTooLargeError('configured');
       if (status === 400) return new InvalidRequestError('The request is malformed');
       if (status < 500) return new DomainError(`HTTP_${status}`, status, exception.message);
     }
     return new InternalError(typeof req.id === 'string' ? req.id : undefined);
   }
+
+  private router(): RouterLike | undefined {
+    const instance = this.adapterHost?.httpAdapter?.getInstance?.() as { router?: RouterLike } | undefined;
+    return instance?.router;
+  }
+}
+
+/** The route's pattern (`/v1/workflows/:id`) when Express matched one, else the path. */
+function routeOf(req: Request): string {
+  const pattern = (req.route as { path?: unknown } | undefined)?.path;
+  return typeof pattern === 'string' ? pattern : req.path;
 }
 
 function formatBytes(limit: number | undefined): string {

@@ -65,3 +65,41 @@ describe('AppValidationPipe', () => {
     expect(again.since).not.toBe(first.since);
   });
 });
+
+describe('AppValidationPipe: strict query integers, single values, storable path parameters', () => {
+  it.each([
+    ['page', '0x10'],
+    ['limit', '1e2'],
+    ['page', '1.5'],
+    ['page', ''],
+    ['limit', '+5'],
+  ])('refuses %s=%j with 400 INVALID_REQUEST on the field', async (name, raw) => {
+    const pipe = createValidationPipe();
+    expect(await failure(pipe.transform({ [name]: raw }, query(StatusQuery)))).toEqual({ code: 'INVALID_REQUEST', field: name });
+  });
+
+  it('refuses a repeated scalar parameter as "must be given once", leaving unknown ones to the whitelist', async () => {
+    const pipe = createValidationPipe();
+    const error = await pipe.transform({ limit: ['1', '2'] }, query(StatusQuery)).catch((e: DomainError) => e);
+    expect(error).toBeInstanceOf(DomainError);
+    expect((error as DomainError).message).toBe('limit must be given once');
+    expect((error as DomainError).extra.field).toBe('limit');
+    expect(await failure(pipe.transform({ status: ['draft', 'draft'] }, query(StatusQuery)))).toEqual({ code: 'INVALID_REQUEST', field: 'status' });
+    const unknown = await pipe.transform({ other: ['1', '2'] }, query(StatusQuery)).catch((e: DomainError) => e);
+    expect((unknown as DomainError).message).toBe('Unknown property other');
+  });
+
+  it('still reads decimal page and limit', async () => {
+    const dto = (await createValidationPipe().transform({ page: '02', limit: '50' }, query(StatusQuery))) as StatusQuery;
+    expect(dto).toMatchObject({ page: 2, limit: 50 });
+  });
+
+  it('refuses NUL or a lone surrogate in a path parameter, naming it', async () => {
+    const pipe = createValidationPipe();
+    const param = (data?: string): ArgumentMetadata => ({ type: 'param', metatype: String, data });
+    expect(await failure(pipe.transform('abc\u0000', param('customer_id')))).toEqual({ code: 'INVALID_REQUEST', field: 'customer_id' });
+    expect(await failure(pipe.transform('\ud83d', param('trigger_id')))).toEqual({ code: 'INVALID_REQUEST', field: 'trigger_id' });
+    expect(await failure(pipe.transform({ name: 'kb\u0000' }, { type: 'param', metatype: Object, data: undefined }))).toEqual({ code: 'INVALID_REQUEST', field: 'name' });
+    expect(await pipe.transform('abc-😀', param('customer_id'))).toBe('abc-😀');
+  });
+});

@@ -1,4 +1,7 @@
 import { ValidationPipe, type ArgumentMetadata, type Type } from '@nestjs/common';
+import { getMetadataStorage } from 'class-validator';
+import { findInputFault, inputFaultMessage } from '../validation/storable-input.js';
+import { InvalidRequestError } from './common.errors.js';
 import { toValidationError } from './validation.js';
 
 /** Accepted query strings remembered per query DTO class (oldest forgotten first). */
@@ -19,9 +22,15 @@ const REMEMBERED_QUERIES_PER_DTO = 256;
  */
 export class AppValidationPipe extends ValidationPipe {
   private readonly acceptedQueries = new WeakMap<Type<unknown>, Map<string, object>>();
+  /** Per query DTO: its scalar fields (a list field, declared with `@IsArray()` or `each`, is not one). */
+  private readonly scalarQueryFields = new WeakMap<Type<unknown>, ReadonlySet<string>>();
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const { metatype } = metadata;
+    // Path parameters exist only once routed, so the request middleware cannot see them: refused
+    // here, first, like the body and query are before routing.
+    if (metadata.type === 'param') assertStorableParam(value, metadata.data);
+    if (metadata.type === 'query' && metatype && typeof value === 'object' && value !== null) this.assertSingleValues(value, metatype);
     if (metadata.type !== 'query' || !metatype || !this.toValidate(metadata) || typeof value !== 'object' || value === null) {
       return super.transform(value, metadata);
     }
@@ -41,6 +50,30 @@ export class AppValidationPipe extends ValidationPipe {
     }
     return dto;
   }
+
+  /**
+   * A repeated query parameter (`limit=1&limit=2`) arrives as an array. Every field of a query DTO
+   * is a scalar unless declared with `@IsArray()`, so an array anywhere else is refused by name
+   * instead of failing a range or type rule with a misleading message.
+   */
+  private assertSingleValues(query: object, metatype: Type<unknown>): void {
+    let scalars = this.scalarQueryFields.get(metatype);
+    if (!scalars) {
+      const rules = getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false);
+      const lists = new Set(rules.filter((rule) => rule.name === 'isArray' || rule.each === true).map((rule) => rule.propertyName));
+      scalars = new Set(rules.map((rule) => rule.propertyName).filter((name) => !lists.has(name)));
+      this.scalarQueryFields.set(metatype, scalars);
+    }
+    // An unknown name, repeated or not, is left to the whitelist's "unknown property".
+    for (const [name, value] of Object.entries(query)) {
+      if (Array.isArray(value) && scalars.has(name)) throw new InvalidRequestError(`${name} must be given once`, name);
+    }
+  }
+}
+
+function assertStorableParam(value: unknown, name: string | undefined): void {
+  const fault = findInputFault(value, undefined, name ?? '');
+  if (fault) throw new InvalidRequestError(inputFaultMessage(fault), fault.field === '' ? undefined : fault.field);
 }
 
 function isFlat(dto: unknown): dto is object {

@@ -1,19 +1,20 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsObject, IsString, Length, Matches, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsObject, IsString, Matches, ValidateNested } from 'class-validator';
+import { TextLength } from '../../common/validation/text-length.decorator.js';
 
 export const MAX_ENTRIES = 1000;
 
 export class KnowledgeEntryDto {
   @ApiProperty({ minLength: 1, maxLength: 1000, example: 'How do I reset my password?' })
   @IsString()
-  @Length(1, 1000)
+  @TextLength(1, 1000)
   @Matches(/\S/, { message: 'question must not be blank' })
   question: string;
 
   @ApiProperty({ minLength: 1, maxLength: 4000, example: 'Click "Forgot password" on the sign-in page.' })
   @IsString()
-  @Length(1, 4000)
+  @TextLength(1, 4000)
   @Matches(/\S/, { message: 'answer must not be blank' })
   answer: string;
 }

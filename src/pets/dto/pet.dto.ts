@@ -1,8 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsArray, IsIn, IsInt, IsObject, IsString, Length, Max, MaxLength, Min, ValidateNested, ArrayMaxSize } from 'class-validator';
+import { IsArray, IsIn, IsInt, IsObject, IsString, Max, Min, ValidateNested, ArrayMaxSize } from 'class-validator';
 import { PET_STATUSES, type Pet, type PetStatus } from '../entities/pet.entity.js';
 import { IsOmittable } from '../../common/validation/is-omittable.decorator.js';
+import { TextLength } from '../../common/validation/text-length.decorator.js';
 
 const STATUS_MESSAGE = `status must be one of ${PET_STATUSES.join(', ')}`;
 
@@ -22,7 +23,7 @@ export class PetRefDto {
   @ApiPropertyOptional({ maxLength: 200 })
   @IsOmittable()
   @IsString()
-  @MaxLength(200)
+  @TextLength(0, 200)
   name?: string;
 }
 
@@ -30,7 +31,7 @@ export class PetRefDto {
 export class CreatePetForm {
   @ApiProperty({ minLength: 1, maxLength: 200 })
   @IsString()
-  @Length(1, 200)
+  @TextLength(1, 200)
   name: string;
 
   @ApiProperty({ enum: PET_STATUSES })
@@ -49,7 +50,7 @@ export class UpdatePetDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
   @IsOmittable()
   @IsString()
-  @Length(1, 200)
+  @TextLength(1, 200)
   name?: string;
 
   @ApiPropertyOptional({ enum: PET_STATUSES })
@@ -69,7 +70,7 @@ export class UpdatePetDto {
   @IsArray()
   @ArrayMaxSize(100)
   @IsString({ each: true })
-  @MaxLength(2000, { each: true })
+  @TextLength(0, 2000, { each: true })
   photoUrls?: string[];
 
   @ApiPropertyOptional({ type: [PetRefDto] })

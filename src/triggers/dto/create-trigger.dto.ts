@@ -1,9 +1,10 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsObject, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsObject, IsOptional, IsString, Matches } from 'class-validator';
 import { CHANNELS } from '../../common/channels.js';
 import { TRIGGER_TYPES, type TriggerType } from '../entities/trigger.entity.js';
 import { ApiDiscriminated } from '../../common/http/openapi/schema-markers.js';
 import { TRIGGER_CONFIGURATION_DOCS, TRIGGER_CONFIGURATION_SCHEMA, TRIGGER_REQUEST_BRANCHES } from './trigger-configuration.doc.js';
+import { TextLength } from '../../common/validation/text-length.decorator.js';
 
 /** Documented as one branch per type, each with its own configuration schema. */
 @ApiExtraModels(...TRIGGER_CONFIGURATION_DOCS)
@@ -11,7 +12,7 @@ import { TRIGGER_CONFIGURATION_DOCS, TRIGGER_CONFIGURATION_SCHEMA, TRIGGER_REQUE
 export class CreateTriggerDto {
   @ApiProperty({ minLength: 1, maxLength: 200, example: 'Support keywords' })
   @IsString()
-  @Length(1, 200)
+  @TextLength(1, 200)
   @Matches(/\S/, { message: 'name must not be blank' })
   name: string;
 
@@ -21,7 +22,7 @@ export class CreateTriggerDto {
 
   @ApiProperty({ format: 'uuid', description: 'A workflow of the caller\'s organization (404 WORKFLOW_NOT_FOUND otherwise)' })
   @IsString()
-  @MaxLength(100)
+  @TextLength(0, 100)
   workflow_id: string;
 
   @ApiPropertyOptional({ enum: CHANNELS, nullable: true })

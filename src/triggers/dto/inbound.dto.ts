@@ -1,8 +1,14 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsObject, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
-import { CHANNELS } from '../../common/channels.js';
+import { IsIn, IsObject, IsOptional, IsString, Matches } from 'class-validator';
+import { CHANNELS, type Channel } from '../../common/channels.js';
+import { InvalidRequestError } from '../../common/errors/common.errors.js';
+import { codePointLength, TextLength } from '../../common/validation/text-length.decorator.js';
 
 const CHANNEL_MESSAGE = `channel must be one of ${CHANNELS.join(', ')}`;
+/** Bounds of the inbound fields, as their columns are wide (customers.external_id, messages.language). */
+export const MAX_CUSTOMER_ID_LENGTH = 200;
+export const MAX_MESSAGE_LENGTH = 4096;
+export const MAX_LANGUAGE_LENGTH = 16;
 
 export class InboundMessageDto {
   @ApiProperty({ enum: CHANNELS })
@@ -11,17 +17,19 @@ export class InboundMessageDto {
 
   @ApiProperty({ description: "The client's id of the customer (phone number, handle, ...)", maxLength: 200 })
   @IsString()
-  @Length(1, 200)
+  @TextLength(1, MAX_CUSTOMER_ID_LENGTH)
   customer_id: string;
 
   @ApiProperty({ maxLength: 4096 })
   @IsString()
-  @Length(1, 4096)
+  @TextLength(1, MAX_MESSAGE_LENGTH)
   message: string;
 
   @ApiPropertyOptional({ example: 'en' })
   @IsOptional()
   @IsString()
+  // messages.language is varchar(16).
+  @TextLength(0, MAX_LANGUAGE_LENGTH)
   @Matches(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, { message: 'language must be a language code such as en or pt-BR' })
   language?: string;
 
@@ -35,7 +43,7 @@ export class FireTriggerDto {
   @ApiPropertyOptional({ maxLength: 200 })
   @IsOptional()
   @IsString()
-  @Length(1, 200)
+  @TextLength(1, MAX_CUSTOMER_ID_LENGTH)
   customer_id?: string;
 
   @ApiPropertyOptional({ enum: CHANNELS })
@@ -46,7 +54,7 @@ export class FireTriggerDto {
   @ApiPropertyOptional({ maxLength: 4096 })
   @IsOptional()
   @IsString()
-  @MaxLength(4096)
+  @TextLength(0, MAX_MESSAGE_LENGTH)
   message?: string;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: true })
@@ -66,4 +74,37 @@ export class FiredExecutionResponse {
 export class InboundMessageResponse {
   @ApiProperty() message_id: string;
   @ApiProperty({ type: [FiredExecutionResponse] }) executions: FiredExecutionResponse[];
+}
+
+/** What an inbound webhook's JSON body feeds the execution with. */
+export interface WebhookFields {
+  customerRef: string | null;
+  channel: Channel | null;
+  message: string | null;
+}
+
+/**
+ * `customer_id`, `channel` and `message` of a webhook body, held to the same rules as
+ * POST /v1/messages (400 INVALID_REQUEST with the field); absent or null means none. The rest of
+ * the body is free-form and only kept as the execution's data.
+ */
+export function parseWebhookFields(body: unknown): WebhookFields {
+  const fields = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  const text = (name: string, max: number): string | null => {
+    const value = fields[name];
+    if (value === undefined || value === null) return null;
+    if (typeof value !== 'string' || value.length === 0 || codePointLength(value) > max) {
+      throw new InvalidRequestError(`${name} must be a string of 1 to ${max} characters`, name);
+    }
+    return value;
+  };
+  const channel = fields.channel;
+  if (channel !== undefined && channel !== null && !(CHANNELS as readonly unknown[]).includes(channel)) {
+    throw new InvalidRequestError(CHANNEL_MESSAGE, 'channel');
+  }
+  return {
+    customerRef: text('customer_id', MAX_CUSTOMER_ID_LENGTH),
+    channel: (channel as Channel | null | undefined) ?? null,
+    message: text('message', MAX_MESSAGE_LENGTH),
+  };
 }

@@ -1,8 +1,9 @@
 import { ApiExtraModels, ApiHideProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsObject, IsOptional, IsString, Length, Matches, ValidateBy, ValidateIf } from 'class-validator';
+import { IsIn, IsObject, IsOptional, IsString, Matches, ValidateBy, ValidateIf } from 'class-validator';
 import { CHANNELS } from '../../common/channels.js';
 import { TRIGGER_CONFIGURATION_DOCS, TRIGGER_CONFIGURATION_SCHEMA } from './trigger-configuration.doc.js';
 import { IsOmittable } from '../../common/validation/is-omittable.decorator.js';
+import { TextLength } from '../../common/validation/text-length.decorator.js';
 
 const given = (_object: object, value: unknown) => value !== undefined && value !== null;
 
@@ -17,7 +18,7 @@ export class UpdateTriggerDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
   @IsOmittable()
   @IsString()
-  @Length(1, 200)
+  @TextLength(1, 200)
   @Matches(/\S/, { message: 'name must not be blank' })
   name?: string;
 

@@ -1,20 +1,21 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsObject, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsObject, IsOptional, IsString, Matches } from 'class-validator';
 import { CHANNELS } from '../../common/channels.js';
 import { WorkflowConfigurationDoc } from './workflow-configuration.doc.js';
 import { IsOmittable } from '../../common/validation/is-omittable.decorator.js';
+import { TextLength } from '../../common/validation/text-length.decorator.js';
 
 export class CreateWorkflowDto {
   @ApiProperty({ minLength: 1, maxLength: 200, example: 'Customer support' })
   @IsString()
-  @Length(1, 200)
+  @TextLength(1, 200)
   @Matches(/\S/, { message: 'name must not be blank' })
   name: string;
 
   @ApiPropertyOptional({ maxLength: 2000 })
   @IsOptional()
   @IsString()
-  @MaxLength(2000)
+  @TextLength(0, 2000)
   description?: string;
 
   @ApiPropertyOptional({ enum: CHANNELS })

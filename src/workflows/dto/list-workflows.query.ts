@@ -1,8 +1,9 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString } from 'class-validator';
 import { CHANNELS } from '../../common/channels.js';
 import { PageQuery } from '../../common/pagination/page.query.js';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from '../entities/workflow.entity.js';
+import { TextLength } from '../../common/validation/text-length.decorator.js';
 
 export class ListWorkflowsQuery extends PageQuery {
   @ApiPropertyOptional({ enum: WORKFLOW_STATUSES })
@@ -18,6 +19,6 @@ export class ListWorkflowsQuery extends PageQuery {
   @ApiPropertyOptional({ description: 'Case-insensitive match on name or description', maxLength: 200 })
   @IsOptional()
   @IsString()
-  @MaxLength(200)
+  @TextLength(0, 200)
   search?: string;
 }

@@ -1,11 +1,12 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsIn, IsString, Length } from 'class-validator';
+import { IsIn, IsString } from 'class-validator';
 import { PERMISSION_LEVELS, type PermissionLevel } from '../../access.js';
+import { TextLength } from '../../../common/validation/text-length.decorator.js';
 
 export class CreateApiKeyDto {
   @ApiProperty({ example: 'Production integration', minLength: 1, maxLength: 200 })
   @IsString()
-  @Length(1, 200)
+  @TextLength(1, 200)
   name: string;
 
   @ApiProperty({ enum: PERMISSION_LEVELS })
