@@ -36,8 +36,8 @@ export class PetsController {
 
   @Post()
   @HttpCode(201)
-  @ApiOperation({ summary: 'Add a pet (form-encoded name and status)' })
-  @ApiConsumes('application/x-www-form-urlencoded')
+  @ApiOperation({ summary: 'Add a pet (form-encoded name and status, or the same as JSON)' })
+  @ApiConsumes('application/x-www-form-urlencoded', 'application/json')
   @ApiBody({ type: CreatePetForm })
   @ApiResponse({ status: 201, ...PET_ENVELOPE })
   @ApiResponse({ status: 400, description: 'Invalid input', ...PET_ERROR })
