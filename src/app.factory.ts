@@ -1,14 +1,19 @@
-import { NestFactory } from '@nestjs/core';
+import { NestFactory, Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { INestApplicationContext } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger, PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
+import { PUBLIC } from './auth/decorators/access.decorators.js';
+import { ErrorEnvelopeDto } from './common/http/api-docs.js';
+import { postProcessOpenApi } from './common/http/openapi/post-process.js';
+import { collectRouteFacts } from './common/http/openapi/routes.js';
 import { bodyMediaTypeMiddleware, JSON_MEDIA_TYPES, storableInputMiddleware, type BodyMediaRule } from './common/http/input-guard.middleware.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
 import { requestLogMiddleware } from './common/http/request-log.middleware.js';
 import type { AppConfig } from './config/app-config.js';
 import { metricsMiddleware } from './metrics/metrics.middleware.js';
+import { PetErrorResponse } from './pets/dto/pet.dto.js';
 
 export const BODY_LIMIT = '1mb';
 
@@ -58,15 +63,35 @@ export async function createWorkerContext(config: AppConfig): Promise<INestAppli
 }
 
 function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {
-  const document = SwaggerModule.createDocument(
+  const generated = SwaggerModule.createDocument(
     app,
     new DocumentBuilder()
       .setTitle('Workflow Automation Service')
       .setDescription('Conversational workflows, triggers, executions, analytics and signed webhooks. Every `/v1` route takes `Authorization: Bearer <API key | OAuth token | JWT>`.')
       .setVersion('1')
       .addServer(config.publicBaseUrl)
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key, OAuth 2.0 access token or JWT' })
+      // One line per controller tag (a tag without a description is a lint warning).
+      .addTag('API keys', 'Credentials of the organization (Full Access)')
+      .addTag('Authentication', 'Who the caller is')
+      .addTag('Workflows', 'Conversational workflows, their node graphs and executions')
+      .addTag('Triggers', 'What starts a workflow: message, schedule, webhook and api triggers, and their executions')
+      .addTag('Inbound', 'Where workflows are started from outside: inbound messages, webhooks, API calls')
+      .addTag('Customers', 'Customers met on the channels, and their messages')
+      .addTag('Knowledge bases', 'Question and answer entries the ai_response node answers from')
+      .addTag('Operations', 'Health probes')
+      .addTag('Pets (sample)', 'The sample pet store: no credential, its own envelope')
+      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key, OAuth 2.0 access token or JWT' }, 'bearer')
       .build(),
+    { extraModels: [ErrorEnvelopeDto, PetErrorResponse] },
   );
+  // package.json: UNLICENSED (proprietary); a license object needs a name only.
+  generated.info.license = { name: 'Proprietary' };
+  const reflector = new Reflector();
+  const document = postProcessOpenApi(generated, {
+    routes: collectRouteFacts(app, (handler, controller) => reflector.getAllAndOverride(PUBLIC, [handler, controller]) === true),
+    bearerScheme: 'bearer',
+    // The sample pet store keeps its own `{code, message}` envelope (DESIGN §11).
+    errorSchema: (path) => ({ $ref: `#/components/schemas/${path.startsWith('/pet') ? PetErrorResponse.name : ErrorEnvelopeDto.name}` }),
+  });
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', yamlDocumentUrl: 'openapi.yaml' });
 }

@@ -18,7 +18,7 @@ export class PetsController {
   // Declared before :petId so that "findByStatus" is not taken for an id.
   @Get('findByStatus')
   @ApiOperation({ summary: 'Find pets by status (one or more, comma-separated)' })
-  @ApiQuery({ name: 'status', required: true, example: 'available,pending' })
+  @ApiQuery({ name: 'status', required: true, type: String, example: 'available,pending' })
   @ApiResponse({ status: 200, schema: { type: 'object', properties: { code: { type: 'integer' }, data: { type: 'array', items: { $ref: '#/components/schemas/PetResponse' } } } } })
   @ApiResponse({ status: 400, description: 'Invalid status value', ...PET_ERROR })
   async findByStatus(@Query('status') status: unknown) {
@@ -36,8 +36,8 @@ export class PetsController {
 
   @Post()
   @HttpCode(201)
-  @ApiOperation({ summary: 'Add a pet (form-encoded name and status)' })
-  @ApiConsumes('application/x-www-form-urlencoded')
+  @ApiOperation({ summary: 'Add a pet (form-encoded name and status, or the same as JSON)' })
+  @ApiConsumes('application/x-www-form-urlencoded', 'application/json')
   @ApiBody({ type: CreatePetForm })
   @ApiResponse({ status: 201, ...PET_ENVELOPE })
   @ApiResponse({ status: 400, description: 'Invalid input', ...PET_ERROR })

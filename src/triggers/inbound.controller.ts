@@ -1,14 +1,16 @@
 import { All, Body, Controller, Headers, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Principal } from '../auth/access.js';
 import { CurrentPrincipal, Public, RequireAccess } from '../auth/decorators/access.decorators.js';
 import { ApiData, ApiErrors } from '../common/http/api-docs.js';
+import { ApiMethods } from '../common/http/openapi/schema-markers.js';
 import { ok } from '../common/http/envelope.js';
 import type { FireResult } from '../executions/fire.types.js';
 import { rateLimitHeaders } from '../redis/rate-limiter.js';
-import { FiredExecutionResponse, FireTriggerDto, InboundMessageDto, InboundMessageResponse } from './dto/inbound.dto.js';
+import { FiredExecutionResponse, FireTriggerDto, InboundMessageDto, InboundMessageResponse, WEBHOOK_BODY_DOC } from './dto/inbound.dto.js';
 import { TriggerFiringService } from './trigger-firing.service.js';
+import { WEBHOOK_METHODS } from './trigger-types/webhook.trigger-type.js';
 
 function toResponse(result: FireResult): FiredExecutionResponse {
   return {
@@ -66,8 +68,8 @@ export class InboundController {
   @All('hooks/:trigger_id')
   @Public()
   @HttpCode(202)
-  @ApiOperation({ summary: "A webhook trigger's URL: X-Service-Signature = hex HMAC-SHA256 of the raw body with the trigger's secret" })
-  @ApiBody({ required: false, schema: { type: 'object', additionalProperties: true, description: 'Any JSON; customer_id, channel and message are used when present' } })
+  @ApiMethods(...WEBHOOK_METHODS)
+  @ApiOperation({ summary: "A webhook trigger's URL: X-Service-Signature = hex HMAC-SHA256 of the raw body with the trigger's secret", requestBody: WEBHOOK_BODY_DOC })
   @ApiData(FiredExecutionResponse, 202, 'Accepted')
   @ApiResponse({ status: 401, description: 'INVALID_SIGNATURE' })
   @ApiErrors(404, 405, 429)

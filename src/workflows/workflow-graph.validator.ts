@@ -4,7 +4,7 @@ import { InvalidNodeConfigError, InvalidWorkflowConfigError } from './workflows.
 
 export const TRIGGER_TYPES = ['message', 'schedule', 'webhook', 'api'] as const;
 export const MAX_NODES = 200;
-const NODE_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
+export const NODE_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
 const CONFIGURATION_KEYS = new Set(['trigger', 'nodes']);
 const BASE_NODE_KEYS = ['id', 'type', 'next'];
 

@@ -24,13 +24,16 @@ export class MessageEnvelopeDto {
   @ApiProperty() message: string;
 }
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid request (INVALID_REQUEST, MISSING_REQUIRED_FIELD or a domain code), with `field`',
+/** What each error status means; ApiErrors and the OpenAPI post-processor describe errors with it. */
+export const ERROR_DESCRIPTIONS: Readonly<Record<number, string>> = {
+  400: 'Invalid request: INVALID_REQUEST (including NUL characters, lone surrogates and over-deep JSON), MISSING_REQUIRED_FIELD or a domain code, with `field`',
   401: 'MISSING_AUTHENTICATION, INVALID_API_KEY or INVALID_TOKEN',
   403: 'INSUFFICIENT_PERMISSIONS or SCOPE_INSUFFICIENT',
   404: 'The resource does not exist in the caller\'s organization',
+  405: 'The route does not take this method',
   409: 'Conflict with an existing resource or its state',
   413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE: a body that is not JSON',
   422: 'Semantically invalid request',
   429: 'RATE_LIMIT_EXCEEDED',
   500: 'INTERNAL_ERROR',

@@ -94,3 +94,9 @@ export class PetResponse {
     return { id: Number(pet.id), name: pet.name, category: pet.category, photoUrls: pet.photoUrls, tags: pet.tags, status: pet.status };
   }
 }
+
+/** The sample's error envelope (DESIGN §11): the HTTP status as `code`. */
+export class PetErrorResponse {
+  @ApiProperty({ type: 'integer', example: 404 }) code: number;
+  @ApiProperty({ example: 'Pet not found' }) message: string;
+}

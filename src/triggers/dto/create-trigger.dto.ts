@@ -2,10 +2,13 @@ import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagge
 import { IsIn, IsObject, IsOptional, IsString, Matches } from 'class-validator';
 import { CHANNELS } from '../../common/channels.js';
 import { TRIGGER_TYPES, type TriggerType } from '../entities/trigger.entity.js';
-import { TRIGGER_CONFIGURATION_DOCS, TRIGGER_CONFIGURATION_SCHEMA } from './trigger-configuration.doc.js';
+import { ApiDiscriminated } from '../../common/http/openapi/schema-markers.js';
+import { TRIGGER_CONFIGURATION_DOCS, TRIGGER_CONFIGURATION_SCHEMA, TRIGGER_REQUEST_BRANCHES } from './trigger-configuration.doc.js';
 import { TextLength } from '../../common/validation/text-length.decorator.js';
 
+/** Documented as one branch per type, each with its own configuration schema. */
 @ApiExtraModels(...TRIGGER_CONFIGURATION_DOCS)
+@ApiDiscriminated({ property: 'type', branches: TRIGGER_REQUEST_BRANCHES })
 export class CreateTriggerDto {
   @ApiProperty({ minLength: 1, maxLength: 200, example: 'Support keywords' })
   @IsString()

@@ -108,3 +108,26 @@ export function parseWebhookFields(body: unknown): WebhookFields {
     message: text('message', MAX_MESSAGE_LENGTH),
   };
 }
+
+/**
+ * The body of POST/PUT /v1/hooks/{id}, for the documentation (the firing service checks it): any JSON
+ * (kept whole as the execution's input.data) or text; in a JSON object, customer_id, channel and message
+ * are held to POST /v1/messages' rules when present and not null.
+ */
+export const WEBHOOK_BODY_DOC = {
+  required: false,
+  content: {
+    'application/json': {
+      schema: {
+        type: 'object' as const,
+        additionalProperties: true,
+        properties: {
+          customer_id: { type: 'string' as const, minLength: 1, maxLength: 200, nullable: true },
+          channel: { type: 'string' as const, enum: [...CHANNELS, null], nullable: true },
+          message: { type: 'string' as const, minLength: 1, maxLength: 4096, nullable: true },
+        },
+      },
+    },
+    'text/plain': { schema: { type: 'string' as const, description: 'Any text; signed over its raw bytes' } },
+  },
+};

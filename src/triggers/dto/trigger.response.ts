@@ -1,9 +1,12 @@
 import { ApiExtraModels, ApiProperty } from '@nestjs/swagger';
 import { CHANNELS } from '../../common/channels.js';
 import { TRIGGER_STATUSES, TRIGGER_TYPES, type Trigger, type TriggerStatus, type TriggerType } from '../entities/trigger.entity.js';
-import { TRIGGER_CONFIGURATION_DOCS, TRIGGER_CONFIGURATION_SCHEMA } from './trigger-configuration.doc.js';
+import { ApiDiscriminated } from '../../common/http/openapi/schema-markers.js';
+import { TRIGGER_CONFIGURATION_DOCS, TRIGGER_RESPONSE_BRANCHES } from './trigger-configuration.doc.js';
 
+/** Documented as one branch per type, each with its own configuration schema. */
 @ApiExtraModels(...TRIGGER_CONFIGURATION_DOCS)
+@ApiDiscriminated({ property: 'type', branches: TRIGGER_RESPONSE_BRANCHES })
 export class TriggerResponse {
   @ApiProperty() id: string;
   @ApiProperty() name: string;
@@ -11,7 +14,7 @@ export class TriggerResponse {
   @ApiProperty({ enum: TRIGGER_STATUSES }) status: TriggerStatus;
   @ApiProperty() workflow_id: string;
   @ApiProperty({ enum: CHANNELS, nullable: true, type: String }) channel: string | null;
-  @ApiProperty({ ...TRIGGER_CONFIGURATION_SCHEMA, description: 'Depends on type. A webhook\'s secret is shown by create, get and update, not in lists.' })
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Depends on type. A webhook\'s secret is shown by create, get and update, not in lists.' })
   configuration: Record<string, unknown>;
   @ApiProperty({ format: 'date-time' }) created_at: Date;
   @ApiProperty({ format: 'date-time' }) updated_at: Date;

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { CHANNELS } from '../../common/channels.js';
 import { WORKFLOW_STATUSES, type Workflow, type WorkflowStatus, type WorkflowSummary, type WorkflowSummaryRow } from '../entities/workflow.entity.js';
 import type { WorkflowConfiguration } from '../workflow-graph.validator.js';
-import { WorkflowConfigurationDoc } from './workflow-configuration.doc.js';
+import { WorkflowConfigurationResponse } from './workflow-configuration.doc.js';
 
 /**
  * The text JSON.stringify would write for a Date, produced directly: JSON.stringify reaches
@@ -48,7 +48,7 @@ export class WorkflowSummaryResponse {
 }
 
 export class WorkflowDetailResponse extends WorkflowSummaryResponse {
-  @ApiPropertyOptional({ type: WorkflowConfigurationDoc }) configuration: WorkflowConfiguration;
+  @ApiProperty({ type: WorkflowConfigurationResponse }) configuration: WorkflowConfiguration;
 
   static override from(w: Workflow): WorkflowDetailResponse {
     return { ...WorkflowSummaryResponse.from(w), configuration: w.configuration };
