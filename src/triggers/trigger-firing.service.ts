@@ -15,6 +15,7 @@ import { InvalidSignatureError, MethodNotAllowedError, NotAnApiTriggerError, Rat
 import { matchesKeywords, type KeywordRules } from './keyword-matcher.js';
 import { TriggersService } from './triggers.service.js';
 import { TriggerNotFoundError } from './triggers.errors.js';
+import { WEBHOOK_METHODS } from './trigger-types/webhook.trigger-type.js';
 
 /** Inbound webhooks: 100 requests per minute per trigger (specification, Limits), counting authenticated ones only. */
 export const WEBHOOK_RATE_LIMIT = { limit: 100, windowSeconds: 60 };
@@ -126,6 +127,8 @@ export class TriggerFiringService {
 
   /** POST /v1/hooks/{trigger_id}: no credential; the trigger's secret and headers authenticate. */
   async receiveWebhook(triggerId: string, request: WebhookRequest): Promise<{ result: FireResult; rateLimit: RateLimitResult }> {
+    // A method no webhook trigger can be configured with is refused for every trigger URL alike.
+    if (!(WEBHOOK_METHODS as readonly string[]).includes(request.method.toUpperCase())) throw new MethodNotAllowedError(WEBHOOK_METHODS.join(', '));
     if (!isUuid(triggerId)) throw new TriggerNotFoundError();
     const trigger = await this.triggers.findOne({ where: { id: triggerId, type: 'webhook' } });
     if (!trigger) throw new TriggerNotFoundError();

@@ -252,6 +252,16 @@ describe('bad input is a 4xx, never a 500', () => {
       expect(res.status).toBe(405);
       expect(res.headers.allow).toBe('POST');
     });
+
+    it('a method no webhook trigger can have is 405 on any trigger URL, known or not', async () => {
+      const hook = await createTrigger(t, org, workflowId, 'webhook', {});
+      for (const id of [hook.id, '00000000-0000-4000-8000-000000000000']) {
+        const res = await t.http.delete(`/v1/hooks/${id}`);
+        expect(res.status).toBe(405);
+        expect(res.body.error.code).toBe('METHOD_NOT_ALLOWED');
+        expect(res.headers.allow).toBe('POST, PUT, GET');
+      }
+    });
   });
 
   describe('webhook limits', () => {

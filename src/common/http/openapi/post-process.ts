@@ -105,17 +105,17 @@ function fixSuccessStatus(operation: Operation, status: number): void {
 function documentErrors(operation: Operation, path: string, facts: RouteFacts | undefined, schema: SchemaObject): void {
   const statuses = new Set(Object.keys(operation.responses).filter((s) => /^4\d\d$/.test(s)));
   const parameters = operation.parameters ?? [];
-  const hasBody = operation.requestBody !== undefined;
-  if (hasBody || parameters.some((p) => p.in === 'query' || p.in === 'path')) statuses.add('400');
+  // The body parsers, the media-type check and the storable-input guard run before routing, on
+  // every route: any request can send a malformed or oversized body, a body of another media type,
+  // or a NUL in its query, whether or not the operation takes a body or parameters.
+  statuses.add('400');
+  statuses.add('413');
+  statuses.add('415');
   if (facts && !facts.isPublic) {
     statuses.add('401');
     statuses.add('403');
   }
   if (parameters.some((p) => p.in === 'path') || /\{[^}]+\}/.test(path)) statuses.add('404');
-  if (hasBody) {
-    statuses.add('413');
-    statuses.add('415');
-  }
   for (const status of [...statuses].sort()) {
     const description = ERROR_DESCRIPTIONS[Number(status)] ?? 'Error';
     const response = (operation.responses[status] ??= { description });
