@@ -82,6 +82,11 @@ describe('validateWorkflowConfiguration', () => {
     it('accepts content of exactly the maximum length', () => {
       expect(() => validateWorkflowConfiguration({ nodes: [message('a', { content: 'x'.repeat(MAX_MESSAGE_LENGTH) })] })).not.toThrow();
     });
+
+    it('counts content in code points, as the document does', () => {
+      expect(() => validateWorkflowConfiguration({ nodes: [message('a', { content: '😀'.repeat(MAX_MESSAGE_LENGTH) })] })).not.toThrow();
+      expect(() => validateWorkflowConfiguration({ nodes: [message('a', { content: '😀'.repeat(MAX_MESSAGE_LENGTH + 1) })] })).toThrow();
+    });
   });
 
   describe('configuration shape', () => {

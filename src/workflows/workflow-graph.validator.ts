@@ -1,3 +1,4 @@
+import { codePointLength } from '../common/validation/text-length.decorator.js';
 import { NODE_TYPES } from './node-types/index.js';
 import type { WorkflowNode } from './node-types/node-type.js';
 import { InvalidNodeConfigError, InvalidWorkflowConfigError } from './workflows.errors.js';
@@ -68,7 +69,7 @@ function validateTrigger(trigger: unknown, at: string): void {
   if (keywords !== undefined) {
     if (!Array.isArray(keywords)) throw new InvalidWorkflowConfigError('keywords must be an array of strings', `${at}.keywords`);
     keywords.forEach((k: unknown, i) => {
-      if (typeof k !== 'string' || k.trim() === '' || k.length > 200) {
+      if (typeof k !== 'string' || k.trim() === '' || codePointLength(k) > 200) {
         throw new InvalidWorkflowConfigError('Each keyword must be a non-empty string of at most 200 characters', `${at}.keywords[${i}]`);
       }
     });

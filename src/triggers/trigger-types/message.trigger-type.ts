@@ -1,5 +1,6 @@
 import { CHANNELS, type Channel } from '../../common/channels.js';
 import type { ConfigReader, TriggerTypeDefinition } from './trigger-type.js';
+import { codePointLength } from '../../common/validation/text-length.decorator.js';
 
 export const MAX_KEYWORDS = 50;
 export const MAX_KEYWORD_LENGTH = 200;
@@ -29,7 +30,7 @@ export const messageTriggerType: TriggerTypeDefinition<MessageTriggerConfigurati
     if (raw.length > MAX_KEYWORDS) r.fail('keywords', `A trigger has at most ${MAX_KEYWORDS} keywords`);
     const keywords: string[] = [];
     raw.forEach((keyword: unknown, i) => {
-      if (typeof keyword !== 'string' || keyword.trim() === '' || keyword.length > MAX_KEYWORD_LENGTH) {
+      if (typeof keyword !== 'string' || keyword.trim() === '' || codePointLength(keyword) > MAX_KEYWORD_LENGTH) {
         r.fail(`keywords[${i}]`, `Each keyword must be a non-empty string of at most ${MAX_KEYWORD_LENGTH} characters`);
       }
       const trimmed = keyword.trim();

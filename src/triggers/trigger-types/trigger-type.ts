@@ -1,5 +1,6 @@
 import type { TriggerType } from '../entities/trigger.entity.js';
 import { InvalidTriggerConfigError } from '../triggers.errors.js';
+import { codePointLength } from '../../common/validation/text-length.decorator.js';
 
 /** What a type's parser hands back: the configuration to store, and the secret kept apart from it. */
 export interface ParsedConfiguration<C> {
@@ -74,7 +75,7 @@ export class ConfigReader {
   string(key: string, maxLength: number): string | undefined {
     const value = this.optional(key);
     if (value === undefined) return undefined;
-    if (typeof value !== 'string' || value.trim() === '' || value.length > maxLength) {
+    if (typeof value !== 'string' || value.trim() === '' || codePointLength(value) > maxLength) {
       this.fail(key, `${key} must be a non-empty string of at most ${maxLength} characters`);
     }
     return value;

@@ -62,6 +62,12 @@ describe('message trigger type', () => {
     expect(parseTriggerConfiguration('message', { keywords: ['x'.repeat(200)] }).configuration.keywords[0]).toHaveLength(200);
   });
 
+  it('counts keyword lengths in code points, as the document does', () => {
+    // 200 astral characters are 400 UTF-16 units: within the documented maxLength of 200.
+    expect(parseTriggerConfiguration('message', { keywords: ['😀'.repeat(200)] }).configuration.keywords[0]).toBe('😀'.repeat(200));
+    expect(errorOf('message', { keywords: ['😀'.repeat(201)] })).toMatchObject(invalid('configuration.keywords[0]'));
+  });
+
   it('checks booleans, language and channel', () => {
     expect(errorOf('message', { keywords: ['a'], case_sensitive: 'yes' })).toMatchObject(invalid('configuration.case_sensitive'));
     expect(errorOf('message', { keywords: ['a'], exact_match: 1 })).toMatchObject(invalid('configuration.exact_match'));

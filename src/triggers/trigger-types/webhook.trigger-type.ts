@@ -1,4 +1,5 @@
 import { isPlainObject, type ConfigReader, type TriggerTypeDefinition } from './trigger-type.js';
+import { codePointLength } from '../../common/validation/text-length.decorator.js';
 
 export const WEBHOOK_METHODS = ['POST', 'PUT', 'GET'] as const;
 export type WebhookMethod = (typeof WEBHOOK_METHODS)[number];
@@ -38,7 +39,7 @@ export const webhookTriggerType: TriggerTypeDefinition<WebhookTriggerConfigurati
       if (entries.length > MAX_HEADERS) r.fail('headers', `At most ${MAX_HEADERS} headers`);
       for (const [name, value] of entries) {
         if (!HEADER_NAME.test(name)) r.fail(`headers.${name}`, 'A header name must be an HTTP token (letters, digits and !#$%&\'*+.^_`|~-)');
-        if (typeof value !== 'string' || value.length > MAX_HEADER_VALUE || !HEADER_VALUE.test(value)) {
+        if (typeof value !== 'string' || codePointLength(value) > MAX_HEADER_VALUE || !HEADER_VALUE.test(value)) {
           r.fail(`headers.${name}`, `A header value must be a string of at most ${MAX_HEADER_VALUE} visible characters`);
         }
         const lower = name.toLowerCase();

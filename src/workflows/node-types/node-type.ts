@@ -1,3 +1,5 @@
+import { codePointLength } from '../../common/validation/text-length.decorator.js';
+
 /** A node as stored in `configuration.nodes`. */
 export interface WorkflowNode {
   id: string;
@@ -25,5 +27,5 @@ export interface NodeTypeDefinition {
 }
 
 export function nonEmptyString(value: unknown, maxLength: number): boolean {
-  return typeof value === 'string' && value.trim().length > 0 && value.length <= maxLength;
+  return typeof value === 'string' && value.trim().length > 0 && codePointLength(value) <= maxLength;
 }
