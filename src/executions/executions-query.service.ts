@@ -1,15 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import {
-  Between,
-  LessThanOrEqual,
-  MoreThanOrEqual,
-  type FindOperator,
-  type FindOptionsSelect,
-  type FindOptionsWhere,
-  type Repository,
-} from 'typeorm';
-import { parseDateFilter, type OptionalDateRange } from '../common/date-range.js';
+import type { FindOptionsSelect, FindOptionsWhere, Repository } from 'typeorm';
+import { parseDateFilter } from '../common/date-range.js';
 import { isUuid } from '../common/ids/uuid.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import type { ListCustomersQuery, ListMessagesQuery } from './dto/list-customers.query.js';
@@ -19,6 +11,7 @@ import { ExecutionStep } from './entities/execution-step.entity.js';
 import { Message } from './entities/message.entity.js';
 import { TriggerExecution } from './entities/trigger-execution.entity.js';
 import { WorkflowExecution, type ExecutionStatus } from './entities/workflow-execution.entity.js';
+import { ExecutionListsRepository } from './execution-lists.repository.js';
 import { CustomerNotFoundError, ExecutionNotFoundError } from './executions.errors.js';
 
 /** What list items and the detail view show: the engine's bookkeeping (state, waits) stays inside. */
@@ -31,13 +24,6 @@ const MESSAGE_COLUMNS: FindOptionsSelect<Message> = {
 };
 /** The length of customers.external_id: a longer id can name no customer. */
 const MAX_CUSTOMER_ID_LENGTH = 200;
-
-function within(range: OptionalDateRange): FindOperator<Date> | undefined {
-  if (range.start && range.end) return Between(range.start, range.end);
-  if (range.start) return MoreThanOrEqual(range.start);
-  if (range.end) return LessThanOrEqual(range.end);
-  return undefined;
-}
 
 /**
  * The read side of executions and conversations: lists and details of workflow executions,
@@ -55,23 +41,29 @@ export class ExecutionsQueryService {
     @InjectRepository(Customer) private readonly customers: Repository<Customer>,
     @InjectRepository(Message) private readonly messages: Repository<Message>,
     private readonly workflows: WorkflowsService,
+    private readonly lists: ExecutionListsRepository,
   ) {}
 
-  /** A workflow's executions, newest first (started_at, then id). */
+  /**
+   * A workflow's executions, newest first (started_at, then id). The workflow's counters are
+   * exact (each started execution counts in execution_count, each finished one in success_count
+   * or failure_count, in the statement that writes it), so without a date range the total is read
+   * from them; with one, the matches are counted.
+   */
   async listWorkflowExecutions(organizationId: string, workflowId: string, query: ListExecutionsQuery): Promise<[WorkflowExecution[], number]> {
     const workflow = await this.workflows.getOwned(organizationId, workflowId);
     const range = parseDateFilter(query);
-    const where: FindOptionsWhere<WorkflowExecution> = { organizationId, workflowId: workflow.id };
-    if (query.status) where.status = query.status;
-    const startedAt = within(range);
-    if (startedAt) where.startedAt = startedAt;
-    return this.executions.findAndCount({
-      select: EXECUTION_COLUMNS,
-      where,
-      order: { startedAt: 'DESC', id: 'DESC' },
-      skip: query.offset,
-      take: query.limit,
-    });
+    let knownTotal: number | null = null;
+    if (!range.start && !range.end) {
+      const finished = workflow.successCount + workflow.failureCount;
+      knownTotal = {
+        all: workflow.executionCount,
+        success: workflow.successCount,
+        failed: workflow.failureCount,
+        running: workflow.executionCount - finished,
+      }[query.status ?? 'all'];
+    }
+    return this.lists.workflowPage(organizationId, workflow.id, { status: query.status, range }, { offset: query.offset }, query.limit, knownTotal);
   }
 
   /** One execution of the workflow with its steps in the order they started. */
@@ -91,19 +83,19 @@ export class ExecutionsQueryService {
     return { execution, steps };
   }
 
-  /** An owned trigger's executions, newest first (triggered_at, then id). */
-  async listTriggerExecutions(organizationId: string, triggerId: string, query: ListExecutionsQuery): Promise<[TriggerExecution[], number]> {
+  /**
+   * An owned trigger's executions, newest first (triggered_at, then id). The trigger's
+   * execution_count counts every firing (accepted or refused) in the statement that records it,
+   * so the unfiltered total is the caller's `executionCount`; filtered, the matches are counted.
+   */
+  async listTriggerExecutions(
+    organizationId: string,
+    trigger: { id: string; executionCount: number },
+    query: ListExecutionsQuery,
+  ): Promise<[TriggerExecution[], number]> {
     const range = parseDateFilter(query);
-    const where: FindOptionsWhere<TriggerExecution> = { organizationId, triggerId };
-    if (query.status) where.status = query.status;
-    const triggeredAt = within(range);
-    if (triggeredAt) where.triggeredAt = triggeredAt;
-    return this.triggerExecutions.findAndCount({
-      where,
-      order: { triggeredAt: 'DESC', id: 'DESC' },
-      skip: query.offset,
-      take: query.limit,
-    });
+    const knownTotal = !query.status && !range.start && !range.end ? trigger.executionCount : null;
+    return this.lists.triggerPage(organizationId, trigger.id, { status: query.status, range }, { offset: query.offset }, query.limit, knownTotal);
   }
 
   /** One firing of an owned trigger, with the status of the workflow execution it started (null when none). */

@@ -30,7 +30,7 @@ export class TriggerExecutionsController {
   @ApiErrors(400, 404)
   async list(@CurrentPrincipal() principal: Principal, @Param('trigger_id') triggerId: string, @Query() query: ListExecutionsQuery) {
     const trigger = await this.triggers.getOwned(principal.organizationId, triggerId);
-    const [items, total] = await this.executions.listTriggerExecutions(principal.organizationId, trigger.id, query);
+    const [items, total] = await this.executions.listTriggerExecutions(principal.organizationId, trigger, query);
     return paginate(items.map(TriggerExecutionResponse.from), total, query);
   }
 

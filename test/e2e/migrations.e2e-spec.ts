@@ -63,7 +63,14 @@ describe('migrations', () => {
     expect(now).toContain('idx_workflow_executions_workflow_started');
   });
 
-  it('undoes both and applies them again', async () => {
+  it('adds the status indexes of the execution lists', async () => {
+    expect(await indexes()).toEqual(expect.arrayContaining(['idx_workflow_executions_workflow_status_started', 'idx_trigger_executions_trigger_status_triggered']));
+  });
+
+  it('undoes every later migration and applies them again', async () => {
+    // Back to the previous release's schema, newest first.
+    for (let left = MIGRATIONS.length; left > 3; left--) await db.undoLastMigration({ transaction: 'each' });
+    expect(await indexes()).not.toContain('idx_workflow_executions_workflow_status_started');
     await db.undoLastMigration({ transaction: 'each' });
     expect(await indexes()).toContain('idx_messages_org_created');
     await db.undoLastMigration({ transaction: 'each' });
@@ -76,5 +83,6 @@ describe('migrations', () => {
     await db.runMigrations({ transaction: 'each' });
     expect(await counts()).toEqual({ a: 3, b: 1, c: 2 });
     expect(await indexes()).not.toContain('idx_messages_org_created');
+    expect(await indexes()).toContain('idx_workflow_executions_workflow_status_started');
   });
 });

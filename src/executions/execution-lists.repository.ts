@@ -1,0 +1,195 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import type { OptionalDateRange } from '../common/date-range.js';
+import { SqlStatement } from '../database/sql-statement.js';
+import type { ExecutionStatus, WorkflowExecution } from './entities/workflow-execution.entity.js';
+import type { TriggerExecution } from './entities/trigger-execution.entity.js';
+
+/** A list's filters, as the two execution lists share them. */
+export interface ExecutionListFilter {
+  status?: ExecutionStatus;
+  range: OptionalDateRange;
+}
+
+/** Where a page starts: an offset (`page`), or just after a row's sort key (`after` cursor). */
+export type PageStart = { offset: number; after?: undefined } | { offset?: undefined; after: { at: Date; id: string } };
+
+/** The columns of one list (workflow or trigger executions) and the index that orders it. */
+interface ListShape {
+  table: string;
+  /** The parent column (workflow_id, trigger_id) and the time column the list is ordered and filtered by. */
+  parent: string;
+  time: string;
+  /** The selected columns, aliased to the entity's property names. */
+  columns: string;
+}
+
+const WORKFLOW_LIST: ListShape = {
+  table: 'workflow_executions',
+  parent: 'workflow_id',
+  time: 'started_at',
+  columns: `e.id, e.workflow_id AS "workflowId", e.status, e.started_at AS "startedAt", e.completed_at AS "completedAt",
+    e.duration_ms AS "durationMs", e.customer_ref AS "customerRef", e.channel, e.input, e.output,
+    e.workflow_version AS "workflowVersion", e.trigger_id AS "triggerId"`,
+};
+
+const TRIGGER_LIST: ListShape = {
+  table: 'trigger_executions',
+  parent: 'trigger_id',
+  time: 'triggered_at',
+  columns: `e.id, e.organization_id AS "organizationId", e.trigger_id AS "triggerId", e.workflow_id AS "workflowId",
+    e.workflow_execution_id AS "workflowExecutionId", e.status, e.input, e.error, e.triggered_at AS "triggeredAt",
+    e.completed_at AS "completedAt", e.duration_ms AS "durationMs", e.created_at AS "createdAt"`,
+};
+
+/** Which optional filters a request uses: a key naming its statements, and the conditions' values after the parent. */
+function filterKey(filter: ExecutionListFilter, start: PageStart): { key: string; values: unknown[] } {
+  let key = '';
+  const values: unknown[] = [];
+  if (filter.status) {
+    key += 's';
+    values.push(filter.status);
+  }
+  if (filter.range.start) {
+    key += 'a';
+    values.push(filter.range.start);
+  }
+  if (filter.range.end) {
+    key += 'b';
+    values.push(filter.range.end);
+  }
+  if (start.after) {
+    key += 'k';
+    values.push(start.after.at, start.after.id);
+  }
+  return { key, values };
+}
+
+/**
+ * The page statements of one list for one combination of filters, `$1` the parent and `$2` the
+ * organization. The page's ids are chosen first by an index-only scan of the list's index
+ * ((parent, time, id), or (parent, status, time, id) with a status filter): an OFFSET then steps
+ * over index entries only, never over the wide rows it discards (input/output jsonb), and only
+ * the page's rows are read from the table. `desc` false walks the index from the oldest end, for
+ * pages nearer that end (see ExecutionListsRepository.page).
+ */
+function pageStatement(shape: ListShape, key: string, desc: boolean): SqlStatement<Record<string, unknown>> {
+  const conditions = [`${shape.parent} = $1`];
+  let n = 2;
+  if (key.includes('s')) conditions.push(`status = $${++n}`);
+  if (key.includes('a')) conditions.push(`${shape.time} >= $${++n}`);
+  if (key.includes('b')) conditions.push(`${shape.time} <= $${++n}`);
+  if (key.includes('k')) {
+    // The row-value comparison is one index condition: the scan starts right after the cursor.
+    conditions.push(`(${shape.time}, id) < ($${n + 1}::timestamptz, $${n + 2}::uuid)`);
+    n += 2;
+  }
+  const order = desc ? 'DESC' : 'ASC';
+  const name = `${shape.table}.page.${key}.${desc ? 'd' : 'a'}`;
+  return new SqlStatement(
+    `SELECT ${shape.columns}
+       FROM (SELECT id, ${shape.time} FROM ${shape.table} WHERE ${conditions.join(' AND ')}
+              ORDER BY ${shape.time} ${order}, id ${order} LIMIT $${n + 1} OFFSET $${n + 2}) p
+       JOIN ${shape.table} e ON e.id = p.id
+      WHERE e.organization_id = $2
+      ORDER BY p.${shape.time} ${order}, p.id ${order}`,
+    // Planned once per connection: the plan (the list's index, by the parent) is right at any size.
+    { prepareAs: name },
+  );
+}
+
+/** count(*) of the filtered rows, through the index matching the filter (no cursor: totals ignore it). */
+function countStatement(shape: ListShape, key: string): SqlStatement<{ total: number }> {
+  const conditions = [`${shape.parent} = $1`, 'organization_id = $2'];
+  let n = 2;
+  if (key.includes('s')) conditions.push(`status = $${++n}`);
+  if (key.includes('a')) conditions.push(`${shape.time} >= $${++n}`);
+  if (key.includes('b')) conditions.push(`${shape.time} <= $${++n}`);
+  return new SqlStatement(`SELECT count(*)::int AS total FROM ${shape.table} WHERE ${conditions.join(' AND ')}`, {
+    prepareAs: `${shape.table}.count.${key}`,
+  });
+}
+
+const KEYS = ['', 's', 'a', 'b', 'sa', 'sb', 'ab', 'sab'];
+
+class ListStatements {
+  private readonly pages = new Map<string, SqlStatement<Record<string, unknown>>>();
+  private readonly counts = new Map<string, SqlStatement<{ total: number }>>();
+
+  constructor(readonly shape: ListShape) {
+    for (const key of KEYS) {
+      this.counts.set(key, countStatement(shape, key));
+      for (const cursorKey of [key, `${key}k`]) {
+        this.pages.set(`${cursorKey}.d`, pageStatement(shape, cursorKey, true));
+        this.pages.set(`${cursorKey}.a`, pageStatement(shape, cursorKey, false));
+      }
+    }
+  }
+
+  page(key: string, desc: boolean): SqlStatement<Record<string, unknown>> {
+    return this.pages.get(`${key}.${desc ? 'd' : 'a'}`) as SqlStatement<Record<string, unknown>>;
+  }
+
+  count(key: string): SqlStatement<{ total: number }> {
+    return this.counts.get(key.replace('k', '')) as SqlStatement<{ total: number }>;
+  }
+}
+
+const WORKFLOW_STATEMENTS = new ListStatements(WORKFLOW_LIST);
+const TRIGGER_STATEMENTS = new ListStatements(TRIGGER_LIST);
+
+/**
+ * The two execution lists in hand-written SQL. The caller supplies the unfiltered (or
+ * status-only) total when the parent's counters know it exactly; otherwise the matches are
+ * counted by count(*) over the index that matches the filter. TypeORM's findAndCount with a
+ * select counted DISTINCT over every selected column (jsonb included): a scan and an on-disk sort
+ * of the parent's every execution per request.
+ */
+@Injectable()
+export class ExecutionListsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  workflowPage(organizationId: string, workflowId: string, filter: ExecutionListFilter, start: PageStart, limit: number, knownTotal: number | null) {
+    return this.page(WORKFLOW_STATEMENTS, organizationId, workflowId, filter, start, limit, knownTotal) as Promise<
+      [WorkflowExecution[], number]
+    >;
+  }
+
+  triggerPage(organizationId: string, triggerId: string, filter: ExecutionListFilter, start: PageStart, limit: number, knownTotal: number | null) {
+    return this.page(TRIGGER_STATEMENTS, organizationId, triggerId, filter, start, limit, knownTotal) as Promise<[TriggerExecution[], number]>;
+  }
+
+  /**
+   * One page and the total. An offset past the middle of the list is read from its other end
+   * (ascending, offset `total - offset - limit`, then reversed), so no page costs more than
+   * stepping over half the list's index entries: the page a client reaches by `page` is the same.
+   */
+  private async page(
+    statements: ListStatements,
+    organizationId: string,
+    parentId: string,
+    filter: ExecutionListFilter,
+    start: PageStart,
+    limit: number,
+    knownTotal: number | null,
+  ): Promise<[unknown[], number]> {
+    const { key, values } = filterKey(filter, start);
+    const countValues = values.slice(0, start.after ? -2 : undefined);
+    const total = knownTotal ?? (await statements.count(key).run(this.dataSource, [parentId, organizationId, ...countValues]))[0].total;
+    if (start.after) {
+      const rows = await statements.page(key, true).run(this.dataSource, [parentId, organizationId, ...values, limit, 0]);
+      return [rows, total];
+    }
+    const offset = start.offset;
+    if (offset >= total) return [[], total];
+    if (offset + limit / 2 > total / 2) {
+      const fromEnd = Math.max(0, total - offset - limit);
+      const take = Math.min(limit, total - offset);
+      const rows = await statements.page(key, false).run(this.dataSource, [parentId, organizationId, ...values, take, fromEnd]);
+      return [rows.reverse(), total];
+    }
+    const rows = await statements.page(key, true).run(this.dataSource, [parentId, organizationId, ...values, limit, offset]);
+    return [rows, total];
+  }
+}
