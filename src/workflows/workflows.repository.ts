@@ -77,6 +77,7 @@ function listStatements(key: string): ListStatements {
     key === ''
       ? `SELECT workflow_count AS total FROM organizations WHERE id = $1`
       : `SELECT count(*)::int AS total FROM workflows WHERE ${where}`;
+  if (key.includes('q')) return searchStatements(where, n);
   return {
     page: new SqlStatement(
       `SELECT ${LIST_COLUMNS}, (${total}) AS total
@@ -84,6 +85,28 @@ function listStatements(key: string): ListStatements {
       { prepareAs: `workflows.page.${key}` },
     ),
     count: new SqlStatement(total, { prepareAs: `workflows.count.${key}` }),
+  };
+}
+
+/**
+ * A search: the matches are found once, through the trigram indexes (migration WorkflowSearch),
+ * and both the page and the total are taken from them. Walking the organization's workflows
+ * newest first and filtering (the plan a generic plan may pick for a LIMIT) reads every workflow
+ * when the term is rare, so these are planned on each call with the actual pattern rather than
+ * prepared. A term under 3 characters has no trigram: the indexes then narrow to the
+ * organization's rows only, each checked.
+ */
+function searchStatements(where: string, n: number): ListStatements {
+  const matches = `WITH m AS MATERIALIZED (SELECT id, created_at FROM workflows WHERE ${where})`;
+  return {
+    page: new SqlStatement(
+      `${matches}
+      SELECT ${LIST_COLUMNS}, (SELECT count(*)::int FROM m) AS total
+        FROM (SELECT id AS page_id, created_at AS page_at FROM m ORDER BY created_at DESC, id DESC LIMIT $${n + 1} OFFSET $${n + 2}) p
+        JOIN workflows ON workflows.id = p.page_id
+       ORDER BY p.page_at DESC, p.page_id DESC`,
+    ),
+    count: new SqlStatement(`${matches} SELECT count(*)::int AS total FROM m`),
   };
 }
 

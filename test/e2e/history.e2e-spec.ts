@@ -198,3 +198,66 @@ describe('history: execution lists', () => {
     expect({ status: tr.status, code: tr.body.error?.code }).toEqual({ status: 404, code: 'TRIGGER_NOT_FOUND' });
   });
 });
+
+describe('history: workflow search through the trigram indexes', () => {
+  let t: TestApp;
+  let ds: DataSource;
+  let org: TestOrganization;
+  let other: TestOrganization;
+
+  beforeAll(async () => {
+    t = await startTestApp({ RATE_LIMITS_ENABLED: 'false', APP_ROLE: 'api' });
+    ds = t.app.get(DataSource);
+    org = await createOrganization(t);
+    other = await createOrganization(t);
+    // 600 workflows with varied names and descriptions (some null, some with % _ \ and accents),
+    // and another organization's that match the same terms.
+    const insert = (organizationId: string, n: number) =>
+      ds.query(
+        `INSERT INTO workflows (organization_id, name, description, configuration, created_at)
+         SELECT $1, (ARRAY['Order bot', 'Refund desk', 'Café ORDERS', 'Lead 50% off', 'snake_case flow', 'back\\slash'])[1 + i % 6] || ' ' || i,
+                CASE WHEN i % 4 = 0 THEN NULL ELSE (ARRAY['handles refunds', 'Bookings and orders', 'support_team', 'ÉTÉ promo'])[1 + i % 4] END,
+                '{"nodes":[]}', now() - i * interval '1 second'
+           FROM generate_series(1, $2::int) i`,
+        [organizationId, n],
+      );
+    await insert(org.id, 600);
+    await insert(other.id, 200);
+    await ds.query(`ANALYZE workflows`);
+  });
+  afterAll(() => t?.close());
+
+  /** The rows a search names, by the same ILIKE without any index (the expressions defeat them). */
+  async function expected(term: string, limit: number, page: number) {
+    const pattern = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const where = `organization_id = $1 AND ((name || '') ILIKE $2 OR (description || '') ILIKE $2)`;
+    const rows: { id: string }[] = await ds.query(
+      `SELECT id FROM workflows WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`,
+      [org.id, pattern],
+    );
+    const [{ total }] = await ds.query(`SELECT count(*)::int AS total FROM workflows WHERE ${where}`, [org.id, pattern]);
+    return { ids: rows.map((r) => r.id), total };
+  }
+
+  it('finds the same rows, in the same order and with the same total, as the unindexed match', async () => {
+    const terms = ['order', 'ORDERS', 'refund', 'café', 'été', '50%', '%', '_', 'e_c', '\\', 'o', 'de', 'Lead 50', 'nothing like this', 'k 1'];
+    for (const term of terms) {
+      for (const [limit, page] of [[20, 1], [7, 3], [100, 2], [50, 40]]) {
+        const want = await expected(term, limit, page);
+        const res = await t.http.get('/v1/workflows').query({ search: term, limit, page }).set(org.auth('read_only'));
+        expect(res.status).toBe(200);
+        expect({ term, limit, page, ids: res.body.data.map((w: { id: string }) => w.id), total: res.body.pagination.total }).toEqual({
+          term, limit, page, ...want,
+        });
+      }
+    }
+  });
+
+  it('combines search with status and channel', async () => {
+    const res = await t.http.get('/v1/workflows').query({ search: 'refund', status: 'draft', limit: 5 }).set(org.auth('read_only'));
+    const want = await expected('refund', 5, 1);
+    expect([res.body.data.map((w: { id: string }) => w.id), res.body.pagination.total]).toEqual([want.ids, want.total]);
+    const none = await t.http.get('/v1/workflows').query({ search: 'refund', status: 'active' }).set(org.auth('read_only'));
+    expect(none.body.pagination.total).toBe(0);
+  });
+});

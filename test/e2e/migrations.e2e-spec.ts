@@ -67,10 +67,17 @@ describe('migrations', () => {
     expect(await indexes()).toEqual(expect.arrayContaining(['idx_workflow_executions_workflow_status_started', 'idx_trigger_executions_trigger_status_triggered']));
   });
 
+  it('adds the trigram indexes of the workflow search, with their extensions', async () => {
+    expect(await indexes()).toEqual(expect.arrayContaining(['idx_workflows_org_name_trgm', 'idx_workflows_org_description_trgm']));
+    const extensions = (await db.query(`SELECT extname FROM pg_extension ORDER BY extname`)).map((r: { extname: string }) => r.extname);
+    expect(extensions).toEqual(expect.arrayContaining(['btree_gin', 'pg_trgm']));
+  });
+
   it('undoes every later migration and applies them again', async () => {
     // Back to the previous release's schema, newest first.
     for (let left = MIGRATIONS.length; left > 3; left--) await db.undoLastMigration({ transaction: 'each' });
     expect(await indexes()).not.toContain('idx_workflow_executions_workflow_status_started');
+    expect(await indexes()).not.toContain('idx_workflows_org_name_trgm');
     await db.undoLastMigration({ transaction: 'each' });
     expect(await indexes()).toContain('idx_messages_org_created');
     await db.undoLastMigration({ transaction: 'each' });
@@ -83,6 +90,6 @@ describe('migrations', () => {
     await db.runMigrations({ transaction: 'each' });
     expect(await counts()).toEqual({ a: 3, b: 1, c: 2 });
     expect(await indexes()).not.toContain('idx_messages_org_created');
-    expect(await indexes()).toContain('idx_workflow_executions_workflow_status_started');
+    expect(await indexes()).toEqual(expect.arrayContaining(['idx_workflow_executions_workflow_status_started', 'idx_workflows_org_name_trgm']));
   });
 });
