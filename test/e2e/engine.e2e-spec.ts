@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchedulesProcessor } from '../../src/triggers/schedules.processor.js';
 import { createTrigger } from '../factories/triggers.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
+import { expectRollupsMatchRows } from '../utils/rollups.js';
 import { waitFor } from '../utils/wait-for.js';
 
 type Node = Record<string, unknown>;
@@ -340,5 +341,10 @@ describe('execution engine: triggers firing, conversations, steps', () => {
     } finally {
       await short.close();
     }
+  });
+
+  // Last: every execution, firing, refusal, reply and timeout above went through the engine's statements.
+  it('keeps the hourly rollups equal to the rows its statements wrote', async () => {
+    await expectRollupsMatchRows(db, org.id);
   });
 });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseIsoDate } from '../../src/common/date-range.js';
 import { insertTrigger } from '../factories/executions.js';
 import { createWorkflow } from '../factories/workflows.js';
+import { expectRollupsMatchRows } from '../utils/rollups.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 
 /**
@@ -259,5 +260,162 @@ describe('history: workflow search through the trigram indexes', () => {
     expect([res.body.data.map((w: { id: string }) => w.id), res.body.pagination.total]).toEqual([want.ids, want.total]);
     const none = await t.http.get('/v1/workflows').query({ search: 'refund', status: 'active' }).set(org.auth('read_only'));
     expect(none.body.pagination.total).toBe(0);
+  });
+});
+
+/**
+ * What the recorded rows say the metrics are: the per-execution SQL the service ran before the
+ * rollups (every execution started or fired in the period, its messages by execution id).
+ */
+async function rawMetrics(ds: DataSource, kind: 'workflow' | 'trigger', id: string, start: Date, end: Date, granularity: string) {
+  const e =
+    kind === 'workflow'
+      ? `SELECT we.id, we.status, we.duration_ms, we.customer_ref AS customer, COALESCE(we.channel, 'unknown') AS channel,
+                date_trunc($4, we.started_at AT TIME ZONE 'UTC') AS bucket
+           FROM workflow_executions we WHERE we.workflow_id = $1 AND we.started_at BETWEEN $2 AND $3`
+      : `SELECT te.id, te.status, te.duration_ms, te.input->>'customer_id' AS customer, COALESCE(te.input->>'channel', 'unknown') AS channel,
+                date_trunc($4, te.triggered_at AT TIME ZONE 'UTC') AS bucket
+           FROM trigger_executions te WHERE te.trigger_id = $1 AND te.triggered_at BETWEEN $2 AND $3`;
+  const rows: {
+    all_buckets: number; all_channels: number; bucket: Date | null; channel: string | null; executions: number; successful: number; failed: number;
+    success_rate: number | null; average_duration_ms: number | null; unique_customers: number; messages_sent: number; messages_received: number;
+  }[] = await ds.query(
+    `WITH e AS (${e}), m AS (
+       SELECT msg.execution_id, count(*) FILTER (WHERE msg.direction = 'outbound') AS sent, count(*) FILTER (WHERE msg.direction = 'inbound') AS received
+         FROM messages msg JOIN e ON e.id = msg.execution_id GROUP BY msg.execution_id
+     )
+     SELECT GROUPING(e.bucket)::int AS all_buckets, GROUPING(e.channel)::int AS all_channels, e.bucket AT TIME ZONE 'UTC' AS bucket, e.channel,
+            count(*)::int AS executions, (count(*) FILTER (WHERE e.status = 'success'))::int AS successful,
+            (count(*) FILTER (WHERE e.status = 'failed'))::int AS failed,
+            (count(*) FILTER (WHERE e.status = 'success'))::float8 / NULLIF(count(*) FILTER (WHERE e.status IN ('success', 'failed')), 0) AS success_rate,
+            round(avg(e.duration_ms) FILTER (WHERE e.status IN ('success', 'failed')))::int AS average_duration_ms,
+            count(DISTINCT e.customer)::int AS unique_customers,
+            COALESCE(sum(m.sent), 0)::int AS messages_sent, COALESCE(sum(m.received), 0)::int AS messages_received
+       FROM e LEFT JOIN m ON m.execution_id = e.id
+      GROUP BY GROUPING SETS ((e.bucket), (e.channel), ())
+      ORDER BY e.bucket`,
+    [id, start, end, granularity],
+  );
+  const metrics: Record<string, unknown> = {
+    total_executions: 0, successful_executions: 0, failed_executions: 0, success_rate: null, average_duration_ms: null, unique_customers: 0,
+    channel_breakdown: {} as Record<string, number>,
+  };
+  if (kind === 'workflow') Object.assign(metrics, { total_messages_sent: 0, total_messages_received: 0 });
+  const daily: Record<string, unknown>[] = [];
+  for (const r of rows) {
+    if (r.all_buckets === 1 && r.all_channels === 1) {
+      Object.assign(metrics, {
+        total_executions: r.executions, successful_executions: r.successful, failed_executions: r.failed, success_rate: r.success_rate,
+        average_duration_ms: r.average_duration_ms, unique_customers: r.unique_customers,
+      });
+      if (kind === 'workflow') Object.assign(metrics, { total_messages_sent: r.messages_sent, total_messages_received: r.messages_received });
+    } else if (r.all_buckets === 1) (metrics.channel_breakdown as Record<string, number>)[r.channel as string] = r.executions;
+    else {
+      const b: Record<string, unknown> = { date: (r.bucket as Date).toISOString(), executions: r.executions, success_rate: r.success_rate, average_duration_ms: r.average_duration_ms };
+      if (kind === 'workflow') Object.assign(b, { messages_sent: r.messages_sent, messages_received: r.messages_received, unique_customers: r.unique_customers });
+      daily.push(b);
+    }
+  }
+  return { metrics, daily_metrics: daily };
+}
+
+describe('history: metrics from the hourly rollups equal the recorded rows', () => {
+  let t: TestApp;
+  let ds: DataSource;
+  let org: TestOrganization;
+  let wf: string;
+  let trigger: string;
+  let customerId: string;
+
+  beforeAll(async () => {
+    t = await startTestApp({ RATE_LIMITS_ENABLED: 'false', APP_ROLE: 'api' });
+    ds = t.app.get(DataSource);
+    org = await createOrganization(t);
+    wf = (await createWorkflow(t, org)).id;
+    trigger = await insertTrigger(ds, { organizationId: org.id, workflowId: wf, name: 'Metrics trigger' });
+    await seed(ds, org.id, wf, trigger, 260);
+    [{ id: customerId }] = await ds.query(
+      `INSERT INTO customers (organization_id, external_id, first_seen_at, last_seen_at) VALUES ($1, 'metrics-customer', now(), now()) RETURNING id`,
+      [org.id],
+    );
+    // Messages of about half the executions, in both directions, some written hours later.
+    await addMessages(0);
+  });
+  afterAll(() => t?.close());
+
+  async function addMessages(salt: number) {
+    await ds.query(
+      `INSERT INTO messages (organization_id, customer_id, channel, direction, content, execution_id, created_at)
+       SELECT $1, $2, 'whatsapp', CASE WHEN g % 3 = 0 THEN 'inbound' ELSE 'outbound' END, 'm', e.id, e.started_at + g * interval '41 minutes'
+         FROM (SELECT id, started_at, row_number() OVER (ORDER BY id) AS rn FROM workflow_executions WHERE workflow_id = $3) e
+         CROSS JOIN generate_series(1, 1 + (e.rn::int + $4) % 3) g
+        WHERE (e.rn + $4) % 2 = 0`,
+      [org.id, customerId, wf, salt],
+    );
+  }
+
+  const PERIODS: [string, string][] = [
+    ['2025-06-01', '2025-06-05'],
+    ['2025-06-01T03:17:05.123Z', '2025-06-04T18:42:09.876Z'],
+    ['2025-06-02T00:00:00Z', '2025-06-03T00:00:00Z'],
+    ['2025-06-02T05:10:00Z', '2025-06-02T05:50:00Z'],
+    ['2025-06-02T05:10:00Z', '2025-06-02T06:20:00Z'],
+    ['2025-06-02T06:00:00Z', '2025-06-02T06:59:59.999Z'],
+    ['2025-05-20', '2025-06-30'],
+    ['2025-06-03T12:00:00.001Z', '2025-06-03T12:00:00.001Z'],
+    ['2024-06-01', '2025-06-01'],
+  ];
+
+  async function compareAll() {
+    await expectRollupsMatchRows(ds, org.id);
+    for (const [start_date, end_date] of PERIODS) {
+      for (const granularity of ['hour', 'day', 'week', 'month']) {
+        for (const kind of ['workflow', 'trigger'] as const) {
+          const path = kind === 'workflow' ? `/v1/workflows/${wf}/metrics` : `/v1/triggers/${trigger}/metrics`;
+          const res = await t.http.get(path).query({ start_date, end_date, granularity }).set(org.auth('read_only'));
+          expect(res.status).toBe(200);
+          const start = new Date(res.body.data.period.start_date);
+          const end = new Date(res.body.data.period.end_date);
+          const want = await rawMetrics(ds, kind, kind === 'workflow' ? wf : trigger, start, end, granularity);
+          expect({ kind, start_date, end_date, granularity, metrics: res.body.data.metrics, daily: res.body.data.daily_metrics }).toEqual({
+            kind, start_date, end_date, granularity, metrics: want.metrics, daily: want.daily_metrics,
+          });
+        }
+      }
+    }
+  }
+
+  it('for periods on and off hour boundaries, at every granularity', async () => {
+    await compareAll();
+  });
+
+  it('after running executions finish hours after they started, and messages arrive later', async () => {
+    await finishRunning(ds, wf, 20);
+    await addMessages(1);
+    await compareAll();
+  });
+
+  it('after executions and messages are deleted', async () => {
+    await ds.query(`DELETE FROM messages WHERE execution_id IN (SELECT id FROM workflow_executions WHERE workflow_id = $1 ORDER BY id LIMIT 15)`, [wf]);
+    await ds.query(`DELETE FROM workflow_executions WHERE id IN (SELECT id FROM workflow_executions WHERE workflow_id = $1 ORDER BY started_at LIMIT 12)`, [wf]);
+    await ds.query(`DELETE FROM trigger_executions WHERE id IN (SELECT id FROM trigger_executions WHERE trigger_id = $1 ORDER BY id LIMIT 12)`, [trigger]);
+    await compareAll();
+  });
+
+  it('reads whole hours from the rollup rows, which hold every execution of the workflow', async () => {
+    const [rollup] = await ds.query(`SELECT sum(executions)::int AS n FROM workflow_execution_hours WHERE workflow_id = $1`, [wf]);
+    const [rows] = await ds.query(`SELECT count(*)::int AS n FROM workflow_executions WHERE workflow_id = $1`, [wf]);
+    expect(rollup.n).toBe(rows.n);
+    // A period of whole hours is answered by the rollups alone: changing an execution's row
+    // behind the triggers' back shows in the raw figures only, not in the rollup-backed ones.
+    await ds.query(`ALTER TABLE workflow_executions DISABLE TRIGGER workflow_executions_rollup_update`);
+    try {
+      await ds.query(`UPDATE workflow_executions SET status = 'failed' WHERE workflow_id = $1 AND status = 'success' AND started_at < '2025-06-03'`, [wf]);
+      const res = await t.http.get(`/v1/workflows/${wf}/metrics`).query({ start_date: '2025-06-01', end_date: '2025-06-02T23:59:59.999Z' }).set(org.auth());
+      const want = await rawMetrics(ds, 'workflow', wf, new Date('2025-06-01'), new Date('2025-06-02T23:59:59.999Z'), 'day');
+      expect(res.body.data.metrics.failed_executions).toBeLessThan(want.metrics.failed_executions as number);
+    } finally {
+      await ds.query(`ALTER TABLE workflow_executions ENABLE TRIGGER workflow_executions_rollup_update`);
+    }
   });
 });
