@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { OptionalDateRange } from '../common/date-range.js';
+import type { Cursor } from '../common/pagination/cursor.js';
 import { SqlStatement } from '../database/sql-statement.js';
 import type { ExecutionStatus, WorkflowExecution } from './entities/workflow-execution.entity.js';
 import type { TriggerExecution } from './entities/trigger-execution.entity.js';
@@ -13,7 +14,13 @@ export interface ExecutionListFilter {
 }
 
 /** Where a page starts: an offset (`page`), or just after a row's sort key (`after` cursor). */
-export type PageStart = { offset: number; after?: undefined } | { offset?: undefined; after: { at: Date; id: string } };
+export type PageStart = { offset: number; after?: undefined } | { offset?: undefined; after: Cursor };
+
+/** A page's rows carry their sort key (`sortKey`, microseconds since the epoch) for the next cursor. */
+export interface Keyed {
+  id: string;
+  sortKey: string;
+}
 
 /** The columns of one list (workflow or trigger executions) and the index that orders it. */
 interface ListShape {
@@ -61,7 +68,7 @@ function filterKey(filter: ExecutionListFilter, start: PageStart): { key: string
   }
   if (start.after) {
     key += 'k';
-    values.push(start.after.at, start.after.id);
+    values.push(start.after.micros, start.after.id);
   }
   return { key, values };
 }
@@ -82,13 +89,13 @@ function pageStatement(shape: ListShape, key: string, desc: boolean): SqlStateme
   if (key.includes('b')) conditions.push(`${shape.time} <= $${++n}`);
   if (key.includes('k')) {
     // The row-value comparison is one index condition: the scan starts right after the cursor.
-    conditions.push(`(${shape.time}, id) < ($${n + 1}::timestamptz, $${n + 2}::uuid)`);
+    conditions.push(`(${shape.time}, id) < (timestamptz 'epoch' + $${n + 1}::bigint * interval '1 microsecond', $${n + 2}::uuid)`);
     n += 2;
   }
   const order = desc ? 'DESC' : 'ASC';
   const name = `${shape.table}.page.${key}.${desc ? 'd' : 'a'}`;
   return new SqlStatement(
-    `SELECT ${shape.columns}
+    `SELECT ${shape.columns}, (EXTRACT(EPOCH FROM p.${shape.time}) * 1000000)::bigint::text AS "sortKey"
        FROM (SELECT id, ${shape.time} FROM ${shape.table} WHERE ${conditions.join(' AND ')}
               ORDER BY ${shape.time} ${order}, id ${order} LIMIT $${n + 1} OFFSET $${n + 2}) p
        JOIN ${shape.table} e ON e.id = p.id
@@ -152,12 +159,12 @@ export class ExecutionListsRepository {
 
   workflowPage(organizationId: string, workflowId: string, filter: ExecutionListFilter, start: PageStart, limit: number, knownTotal: number | null) {
     return this.page(WORKFLOW_STATEMENTS, organizationId, workflowId, filter, start, limit, knownTotal) as Promise<
-      [WorkflowExecution[], number]
+      [(WorkflowExecution & Keyed)[], number]
     >;
   }
 
   triggerPage(organizationId: string, triggerId: string, filter: ExecutionListFilter, start: PageStart, limit: number, knownTotal: number | null) {
-    return this.page(TRIGGER_STATEMENTS, organizationId, triggerId, filter, start, limit, knownTotal) as Promise<[TriggerExecution[], number]>;
+    return this.page(TRIGGER_STATEMENTS, organizationId, triggerId, filter, start, limit, knownTotal) as Promise<[(TriggerExecution & Keyed)[], number]>;
   }
 
   /**

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { FindOptionsSelect, FindOptionsWhere, Repository } from 'typeorm';
 import { parseDateFilter } from '../common/date-range.js';
+import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
 import { isUuid } from '../common/ids/uuid.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import type { ListCustomersQuery, ListMessagesQuery } from './dto/list-customers.query.js';
@@ -11,7 +12,7 @@ import { ExecutionStep } from './entities/execution-step.entity.js';
 import { Message } from './entities/message.entity.js';
 import { TriggerExecution } from './entities/trigger-execution.entity.js';
 import { WorkflowExecution, type ExecutionStatus } from './entities/workflow-execution.entity.js';
-import { ExecutionListsRepository } from './execution-lists.repository.js';
+import { ExecutionListsRepository, type Keyed, type PageStart } from './execution-lists.repository.js';
 import { CustomerNotFoundError, ExecutionNotFoundError } from './executions.errors.js';
 
 /** What list items and the detail view show: the engine's bookkeeping (state, waits) stays inside. */
@@ -22,6 +23,21 @@ const EXECUTION_COLUMNS: FindOptionsSelect<WorkflowExecution> = {
 const MESSAGE_COLUMNS: FindOptionsSelect<Message> = {
   id: true, direction: true, channel: true, content: true, language: true, executionId: true, nodeId: true, createdAt: true,
 };
+/** A page of a cursor-walkable list: its rows, the total, and the `after` of the next page (null on the last). */
+export type ListPage<T> = [T[], number, string | null];
+
+/** `after` (decoded; 400 on field `after` when not a cursor) wins over `page`. */
+function pageStart(query: ListExecutionsQuery): PageStart {
+  return query.after !== undefined ? { after: decodeCursor(query.after) } : { offset: query.offset };
+}
+
+/** A full page has a next cursor (its last row's key), unless an offset page is known to end the list. */
+function withCursor<T extends Keyed>(rows: T[], total: number, start: PageStart, limit: number): ListPage<T> {
+  const last = rows[rows.length - 1];
+  const more = rows.length === limit && (start.after !== undefined || start.offset + limit < total);
+  return [rows, total, more && last ? encodeCursor({ micros: last.sortKey, id: last.id }) : null];
+}
+
 /** The length of customers.external_id: a longer id can name no customer. */
 const MAX_CUSTOMER_ID_LENGTH = 200;
 
@@ -50,7 +66,7 @@ export class ExecutionsQueryService {
    * or failure_count, in the statement that writes it), so without a date range the total is read
    * from them; with one, the matches are counted.
    */
-  async listWorkflowExecutions(organizationId: string, workflowId: string, query: ListExecutionsQuery): Promise<[WorkflowExecution[], number]> {
+  async listWorkflowExecutions(organizationId: string, workflowId: string, query: ListExecutionsQuery): Promise<ListPage<WorkflowExecution>> {
     const workflow = await this.workflows.getOwned(organizationId, workflowId);
     const range = parseDateFilter(query);
     let knownTotal: number | null = null;
@@ -63,7 +79,9 @@ export class ExecutionsQueryService {
         running: workflow.executionCount - finished,
       }[query.status ?? 'all'];
     }
-    return this.lists.workflowPage(organizationId, workflow.id, { status: query.status, range }, { offset: query.offset }, query.limit, knownTotal);
+    const start = pageStart(query);
+    const [rows, total] = await this.lists.workflowPage(organizationId, workflow.id, { status: query.status, range }, start, query.limit, knownTotal);
+    return withCursor(rows, total, start, query.limit);
   }
 
   /** One execution of the workflow with its steps in the order they started. */
@@ -92,10 +110,12 @@ export class ExecutionsQueryService {
     organizationId: string,
     trigger: { id: string; executionCount: number },
     query: ListExecutionsQuery,
-  ): Promise<[TriggerExecution[], number]> {
+  ): Promise<ListPage<TriggerExecution>> {
     const range = parseDateFilter(query);
     const knownTotal = !query.status && !range.start && !range.end ? trigger.executionCount : null;
-    return this.lists.triggerPage(organizationId, trigger.id, { status: query.status, range }, { offset: query.offset }, query.limit, knownTotal);
+    const start = pageStart(query);
+    const [rows, total] = await this.lists.triggerPage(organizationId, trigger.id, { status: query.status, range }, start, query.limit, knownTotal);
+    return withCursor(rows, total, start, query.limit);
   }
 
   /** One firing of an owned trigger, with the status of the workflow execution it started (null when none). */

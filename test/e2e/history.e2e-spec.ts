@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseIsoDate } from '../../src/common/date-range.js';
-import { insertTrigger } from '../factories/executions.js';
+import { insertTrigger, insertWorkflowExecution } from '../factories/executions.js';
 import { createWorkflow } from '../factories/workflows.js';
 import { expectRollupsMatchRows } from '../utils/rollups.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
@@ -161,7 +161,8 @@ describe('history: execution lists', () => {
           expect({ query, ids: res.body.data.map((i: { id: string }) => i.id), pagination: res.body.pagination }).toEqual({
             query,
             ids: want.ids,
-            pagination: { page, limit, total: want.total, pages },
+            // A full page before the last one hands out the cursor of its last row.
+            pagination: { page, limit, total: want.total, pages, next_cursor: page < pages ? expect.any(String) : null },
           });
         }
       }
@@ -190,6 +191,83 @@ describe('history: execution lists', () => {
     const workflow = await read(`/v1/workflows/${wf}`);
     const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM workflow_executions WHERE workflow_id = $1`, [wf]);
     expect([list.body.pagination.total, workflow.body.data.execution_count]).toEqual([n, n]);
+  });
+
+  /** Every id of a list walked by cursor from its first page, and the totals each page reported. */
+  async function walk(path: string, filter: Query, limit: number) {
+    const ids: string[] = [];
+    const totals = new Set<number>();
+    let after: string | null | undefined;
+    for (let pages = 0; pages < 500; pages++) {
+      const res = await read(path, { ...filter, limit, ...(after ? { after } : {}) });
+      expect(res.status).toBe(200);
+      ids.push(...res.body.data.map((i: { id: string }) => i.id));
+      totals.add(res.body.pagination.total);
+      after = res.body.pagination.next_cursor;
+      if (after === null) return { ids, totals: [...totals] };
+      expect(res.body.data).toHaveLength(limit);
+    }
+    throw new Error('the cursor never reached the end');
+  }
+
+  it('a cursor walk from the first page visits every matching row once, in list order', async () => {
+    for (const kind of ['workflow', 'trigger'] as const) {
+      const path = kind === 'workflow' ? `/v1/workflows/${wf}/executions` : `/v1/triggers/${trigger}/executions`;
+      for (const filter of FILTERS) {
+        for (const limit of [13, 100]) {
+          const all = await expected(kind, { ...filter, limit: 100000 });
+          expect({ kind, filter, limit, ...(await walk(path, filter, limit)) }).toEqual({ kind, filter, limit, ids: all.ids, totals: [all.total] });
+        }
+      }
+    }
+  }, 120_000);
+
+  it('a cursor page is unmoved by newer executions recorded meanwhile, where an offset page shifts', async () => {
+    const path = `/v1/workflows/${wf}/executions`;
+    const first = await read(path, { limit: 10 });
+    const second = await read(path, { limit: 10, after: first.body.pagination.next_cursor });
+    const offsetSecond = await read(path, { limit: 10, page: 2 });
+    const newer = [];
+    for (let i = 0; i < 3; i++) {
+      newer.push(await insertWorkflowExecution(ds, { organizationId: org.id, workflowId: wf, status: 'running', startedAt: new Date(Date.now() + i).toISOString() }));
+    }
+    const ids = (res: { body: { data: { id: string }[] } }) => res.body.data.map((i) => i.id);
+    expect(ids(await read(path, { limit: 10, after: first.body.pagination.next_cursor }))).toEqual(ids(second));
+    const shifted = ids(await read(path, { limit: 10, page: 2 }));
+    expect(shifted).toEqual([...ids(first).slice(7), ...ids(offsetSecond).slice(0, 7)]);
+    expect(ids(await read(path, { limit: 3 }))).toEqual(newer.reverse());
+  });
+
+  it('refuses a cursor it did not hand out: 400 INVALID_REQUEST on after', async () => {
+    for (const after of ['nope', '', 'eyJ9', Buffer.from('12:not-a-uuid').toString('base64url'), '%%%']) {
+      for (const path of [`/v1/workflows/${wf}/executions`, `/v1/triggers/${trigger}/executions`, '/v1/workflows']) {
+        const res = await read(path, { after });
+        expect({ path, after, status: res.status, code: res.body.error?.code, field: res.body.error?.field }).toEqual({
+          path, after, status: 400, code: 'INVALID_REQUEST', field: 'after',
+        });
+      }
+    }
+  });
+
+  it('walks the workflow list by cursor, ties on created_at included, with and without filters', async () => {
+    // 45 workflows created in one statement share one created_at: only the id orders them.
+    await ds.query(
+      `INSERT INTO workflows (organization_id, name, description, status, configuration)
+       SELECT $1, 'Tied ' || i, CASE WHEN i % 2 = 0 THEN 'even refunds' END, (ARRAY['draft', 'active'])[1 + i % 2], '{"nodes":[]}'
+         FROM generate_series(1, 45) i`,
+      [org.id],
+    );
+    const queries: Query[] = [{}, { status: 'active' }, { search: 'refunds' }, { search: 'tied', status: 'draft' }];
+    for (const filter of queries) {
+      const conditions = ['organization_id = $1'];
+      const values: unknown[] = [org.id];
+      if (filter.status) conditions.push(`status = $${values.push(filter.status)}`);
+      if (filter.search) conditions.push(`(name ILIKE $${values.push(`%${filter.search}%`)} OR description ILIKE $${values.length})`);
+      const all: { id: string }[] = await ds.query(`SELECT id FROM workflows WHERE ${conditions.join(' AND ')} ORDER BY created_at DESC, id DESC`, values);
+      for (const limit of [4, 20]) {
+        expect({ filter, limit, ...(await walk('/v1/workflows', filter, limit)) }).toEqual({ filter, limit, ids: all.map((r) => r.id), totals: [all.length] });
+      }
+    }
   });
 
   it('another organization\'s workflow or trigger is 404 and never lists', async () => {
