@@ -5,6 +5,7 @@ import { DropUnreadIndexes1764028800000 } from './1764028800000-DropUnreadIndexe
 import { ExecutionListIndexes1764115200000 } from './1764115200000-ExecutionListIndexes.js';
 import { WorkflowSearch1764201600000 } from './1764201600000-WorkflowSearch.js';
 import { ExecutionRollups1764288000000 } from './1764288000000-ExecutionRollups.js';
+import { TimeOrderedIds1764374400000 } from './1764374400000-TimeOrderedIds.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -12,4 +13,5 @@ export const MIGRATIONS = [
   ExecutionListIndexes1764115200000,
   WorkflowSearch1764201600000,
   ExecutionRollups1764288000000,
+  TimeOrderedIds1764374400000,
 ];

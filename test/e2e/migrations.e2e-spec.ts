@@ -115,11 +115,35 @@ describe('migrations', () => {
     await expectRollupsMatchRows(db, a.id);
   });
 
+  it('keys new rows of the execution tables with time-ordered UUIDs (version 7); existing rows keep theirs', async () => {
+    const [a] = await db.query(`SELECT id FROM organizations WHERE name = 'a'`);
+    const before = (await db.query(`SELECT id FROM workflow_executions ORDER BY id`)).map((r: { id: string }) => r.id);
+    // The rows of the previous release (random keys) are there.
+    expect(before.filter((id: string) => id[14] === '4')).toHaveLength(40);
+    await seedHistory(a.id);
+    const rows: { id: string }[] = await db.query(`SELECT id FROM workflow_executions WHERE NOT (id = ANY ($1::uuid[])) ORDER BY created_at, id`, [before]);
+    expect(rows).toHaveLength(40);
+    expect(rows.every((r) => r.id[14] === '7' && '89ab'.includes(r.id[19]))).toBe(true);
+    const all = (await db.query(`SELECT id FROM workflow_executions ORDER BY id`)).map((r: { id: string }) => r.id);
+    expect(all.filter((id: string) => before.includes(id))).toEqual(before);
+    // The key's first 48 bits are the insert time in milliseconds.
+    const [{ skew }] = await db.query(
+      `SELECT abs(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 - ('x' || substr(replace(uuid_v7()::text, '-', ''), 1, 12))::bit(48)::bigint) AS skew`,
+    );
+    expect(Number(skew)).toBeLessThan(1000);
+    for (const table of ['trigger_executions', 'execution_steps', 'messages', 'outbox_events']) {
+      const [{ d }] = await db.query(`SELECT column_default AS d FROM information_schema.columns WHERE table_name = $1 AND column_name = 'id'`, [table]);
+      expect(d).toBe('uuid_v7()');
+    }
+  });
+
   it('undoes every later migration and applies them again', async () => {
     // Back to the previous release's schema, newest first.
     for (let left = MIGRATIONS.length; left > 4; left--) await db.undoLastMigration({ transaction: 'each' });
     expect(await indexes()).not.toContain('idx_workflow_executions_workflow_status_started');
     expect(await indexes()).not.toContain('idx_workflows_org_name_trgm');
+    const [{ d }] = await db.query(`SELECT column_default AS d FROM information_schema.columns WHERE table_name = 'messages' AND column_name = 'id'`);
+    expect(d).toBe('gen_random_uuid()');
     const rollups = await db.query(`SELECT tablename FROM pg_tables WHERE tablename LIKE '%_hours'`);
     expect(rollups).toEqual([]);
     await db.undoLastMigration({ transaction: 'each' });
@@ -140,6 +164,6 @@ describe('migrations', () => {
     const [a] = await db.query(`SELECT id FROM organizations WHERE name = 'a'`);
     await expectRollupsMatchRows(db, a.id);
     const [{ n }] = await db.query(`SELECT sum(executions)::int AS n FROM workflow_execution_hours WHERE organization_id = $1`, [a.id]);
-    expect(n).toBe(120);
+    expect(n).toBe(160);
   });
 });
