@@ -146,6 +146,9 @@ class ListStatements {
 const WORKFLOW_STATEMENTS = new ListStatements(WORKFLOW_LIST);
 const TRIGGER_STATEMENTS = new ListStatements(TRIGGER_LIST);
 
+/** The statements as sent, for bench/explain-history.mjs (the plans of docs/PERFORMANCE.md). */
+export const EXECUTION_LIST_STATEMENTS = { workflow: WORKFLOW_STATEMENTS, trigger: TRIGGER_STATEMENTS };
+
 /**
  * The two execution lists in hand-written SQL. The caller supplies the unfiltered (or
  * status-only) total when the parent's counters know it exactly; otherwise the matches are

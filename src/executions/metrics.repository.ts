@@ -154,6 +154,9 @@ const TRIGGER_SQL = summarySql({
 const WORKFLOW_SUMMARY = new SqlStatement<RawRow>(WORKFLOW_SQL, { prepareAs: 'metrics.workflow' });
 const TRIGGER_SUMMARY = new SqlStatement<RawRow>(TRIGGER_SQL, { prepareAs: 'metrics.trigger' });
 
+/** The statements as sent, for bench/explain-history.mjs (the plans of docs/PERFORMANCE.md). */
+export const METRICS_STATEMENTS = { workflow: WORKFLOW_SUMMARY, trigger: TRIGGER_SUMMARY };
+
 /**
  * Workflow and trigger metrics from the hourly rollups, never recomputed from every execution:
  * a period's cost is its number of hours (and distinct customers per hour), plus the executions

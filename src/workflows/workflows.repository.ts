@@ -132,6 +132,10 @@ const LIST_STATEMENTS = new Map(
   ['', 's', 'c', 'sc', 'q', 'sq', 'cq', 'scq'].flatMap((key) => [`${key}k`, key]).map((key) => [key, listStatements(key)]),
 );
 
+/** The list's statements per filter key (s status, c channel, q search, k cursor), for bench/explain-history.mjs. */
+export const WORKFLOW_LIST_STATEMENTS = LIST_STATEMENTS;
+export const WORKFLOW_BY_ID = BY_ID;
+
 /**
  * The two hot reads of the API (GET /v1/workflows/{id} and the list), in SQL. TypeORM's find
  * builds the query, aliases every column and hydrates entities on each call (findAndCount also
