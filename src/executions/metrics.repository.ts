@@ -99,10 +99,13 @@ function summarySql(s: Source): string {
     UNION ALL
     SELECT ${bucket('h.hour')}, h.channel, h.executions, h.successful, h.failed, h.duration_sum, ${hourMessages}
       FROM (${s.hours}) h
-  ), customers AS (
-    SELECT ${bucket('edge.at')} AS bucket, edge.customer FROM edge WHERE edge.customer IS NOT NULL
-    UNION ALL
-    SELECT ${bucket('c.hour')}, c.customer FROM (${s.customers}) c
+  ), pairs AS MATERIALIZED (
+    -- Each customer once per bucket (hashed), then counted per bucket and, deduplicated again, overall.
+    SELECT DISTINCT bucket, customer FROM (
+      SELECT ${bucket('edge.at')} AS bucket, edge.customer FROM edge WHERE edge.customer IS NOT NULL
+      UNION ALL
+      SELECT ${bucket('c.hour')}, c.customer FROM (${s.customers}) c
+    ) u
   )
   SELECT 'counts' AS kind, GROUPING(bucket)::int AS all_buckets, GROUPING(channel)::int AS all_channels,
          bucket AT TIME ZONE 'UTC' AS bucket, channel,
@@ -116,9 +119,9 @@ function summarySql(s: Source): string {
   -- Rollup rows can hold zeros (after a deletion): a bucket or channel shows only with executions.
   HAVING sum(executions) <> 0 OR (GROUPING(bucket) = 1 AND GROUPING(channel) = 1)
   UNION ALL
-  SELECT 'customers', GROUPING(bucket)::int, 1, bucket AT TIME ZONE 'UTC', NULL, 0, 0, 0, NULL, NULL, count(DISTINCT customer)::int, 0, 0
-    FROM customers
-   GROUP BY GROUPING SETS ((bucket), ())`;
+  SELECT 'customers', 0, 1, bucket AT TIME ZONE 'UTC', NULL, 0, 0, 0, NULL, NULL, count(*)::int, 0, 0 FROM pairs GROUP BY bucket
+  UNION ALL
+  SELECT 'customers', 1, 1, NULL, NULL, 0, 0, 0, NULL, NULL, (SELECT count(*) FROM (SELECT DISTINCT customer FROM pairs) d)::int, 0, 0`;
 }
 
 const WORKFLOW_SQL = summarySql({
