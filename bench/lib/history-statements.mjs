@@ -13,6 +13,7 @@ export async function statements({ db, workflowId, triggerId, organizationId }) 
       WHERE workflow_id = $1 ORDER BY started_at DESC, id DESC OFFSET $2 LIMIT 1`,
     [workflowId, middle],
   );
+  const { rows: [landing] } = await db.query(lists.workflow.skip.text, [workflowId, 'all', middle]);
   const now = Date.now();
   const period = (days) => {
     const s = splitPeriod(new Date(now - days * 86_400_000), new Date(now));
@@ -23,9 +24,19 @@ export async function statements({ db, workflowId, triggerId, organizationId }) 
     { title: 'GET /v1/workflows/{id} (and the ownership check of every workflow sub-route)', sql: byId.text, values: [workflowId, organizationId] },
     { title: 'GET /v1/workflows/{id}/executions?limit=20 (page 1; total from workflows.execution_count)', sql: lists.workflow.page('', true).text, values: [workflowId, organizationId, 20, 0] },
     {
-      title: `GET /v1/workflows/{id}/executions?limit=20&page=${middle / 20 + 1} (the deepest page: the middle of the list)`,
-      sql: lists.workflow.page('', true).text,
-      values: [workflowId, organizationId, 20, middle],
+      title: `GET /v1/workflows/{id}/executions?limit=20&page=${middle / 20 + 1} (the middle of the list) — 1. the hour the offset lands in, from the rollups`,
+      sql: lists.workflow.skip.text,
+      values: [workflowId, 'all', middle],
+    },
+    {
+      title: '… 2. the page, below that hour\'s end',
+      sql: lists.workflow.page('h', true).text,
+      values: [workflowId, organizationId, new Date(landing.hour.getTime() + HOUR), 20, middle - Number(landing.before)],
+    },
+    {
+      title: 'GET /v1/triggers/{id}/executions?status=failed&page=2500 — the landing hour and the total, from the rollups',
+      sql: lists.trigger.skip.text,
+      values: [triggerId, 'failed', 49980],
     },
     { title: 'GET /v1/workflows/{id}/executions?limit=20&after=<cursor at the middle>', sql: lists.workflow.page('k', true).text, values: [workflowId, organizationId, mid.micros, mid.id, 20, 0] },
     { title: 'GET /v1/workflows/{id}/executions?status=failed&limit=20 (total from failure_count)', sql: lists.workflow.page('s', true).text, values: [workflowId, organizationId, 'failed', 20, 0] },
@@ -36,7 +47,6 @@ export async function statements({ db, workflowId, triggerId, organizationId }) 
     },
     { title: '… and its total', sql: lists.workflow.count('sa').text, values: [workflowId, organizationId, 'success', weekAgo] },
     { title: 'GET /v1/triggers/{id}/executions?limit=20 (total from triggers.execution_count)', sql: lists.trigger.page('', true).text, values: [triggerId, organizationId, 20, 0] },
-    { title: 'GET /v1/triggers/{id}/executions?status=failed — total (count over the status index)', sql: lists.trigger.count('s').text, values: [triggerId, organizationId, 'failed'] },
     { title: 'GET /v1/workflows/{id}/metrics (30 days, day)', sql: metrics.workflow.text, values: [workflowId, organizationId, ...period(30), 'day'] },
     { title: 'GET /v1/workflows/{id}/metrics (365 days, month)', sql: metrics.workflow.text, values: [workflowId, organizationId, ...period(365), 'month'] },
     { title: 'GET /v1/triggers/{id}/metrics (30 days, day)', sql: metrics.trigger.text, values: [triggerId, organizationId, ...period(30), 'day'] },

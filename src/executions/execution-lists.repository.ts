@@ -30,6 +30,8 @@ interface ListShape {
   time: string;
   /** The selected columns, aliased to the entity's property names. */
   columns: string;
+  /** The hourly rollup of the list's rows (migration ExecutionRollups). */
+  hours: string;
 }
 
 const WORKFLOW_LIST: ListShape = {
@@ -39,6 +41,7 @@ const WORKFLOW_LIST: ListShape = {
   columns: `e.id, e.workflow_id AS "workflowId", e.status, e.started_at AS "startedAt", e.completed_at AS "completedAt",
     e.duration_ms AS "durationMs", e.customer_ref AS "customerRef", e.channel, e.input, e.output,
     e.workflow_version AS "workflowVersion", e.trigger_id AS "triggerId"`,
+  hours: 'workflow_execution_hours',
 };
 
 const TRIGGER_LIST: ListShape = {
@@ -48,6 +51,7 @@ const TRIGGER_LIST: ListShape = {
   columns: `e.id, e.organization_id AS "organizationId", e.trigger_id AS "triggerId", e.workflow_id AS "workflowId",
     e.workflow_execution_id AS "workflowExecutionId", e.status, e.input, e.error, e.triggered_at AS "triggeredAt",
     e.completed_at AS "completedAt", e.duration_ms AS "durationMs", e.created_at AS "createdAt"`,
+  hours: 'trigger_execution_hours',
 };
 
 /** Which optional filters a request uses: a key naming its statements, and the conditions' values after the parent. */
@@ -87,6 +91,8 @@ function pageStatement(shape: ListShape, key: string, desc: boolean): SqlStateme
   if (key.includes('s')) conditions.push(`status = $${++n}`);
   if (key.includes('a')) conditions.push(`${shape.time} >= $${++n}`);
   if (key.includes('b')) conditions.push(`${shape.time} <= $${++n}`);
+  // Before the end of the hour a deep offset lands in (ExecutionListsRepository.skipTo).
+  if (key.includes('h')) conditions.push(`${shape.time} < $${++n}`);
   if (key.includes('k')) {
     // The row-value comparison is one index condition: the scan starts right after the cursor.
     conditions.push(`(${shape.time}, id) < (timestamptz 'epoch' + $${n + 1}::bigint * interval '1 microsecond', $${n + 2}::uuid)`);
@@ -120,11 +126,35 @@ function countStatement(shape: ListShape, key: string): SqlStatement<{ total: nu
 
 const KEYS = ['', 's', 'a', 'b', 'sa', 'sb', 'ab', 'sab'];
 
+/**
+ * Where an offset lands, from the hourly rollups (one row per hour and channel): the hour holding
+ * the row at position `$3` of the newest-first list (of status `$2`, or all), and how many rows
+ * the newer hours hold. `$1` is the parent.
+ */
+function skipStatement(shape: ListShape): SqlStatement<{ hour: Date; before: string; total: string }> {
+  return new SqlStatement(
+    `SELECT hour, before::text, total::text FROM (
+       SELECT hour, n, sum(n) OVER (ORDER BY hour DESC) - n AS before, sum(n) OVER () AS total
+         FROM (SELECT hour, sum(CASE $2::text WHEN 'success' THEN successful WHEN 'failed' THEN failed
+                                              WHEN 'running' THEN executions - successful - failed ELSE executions END) AS n
+                 FROM ${shape.hours} WHERE ${shape.parent} = $1 GROUP BY hour) h
+     ) c
+     WHERE before <= $3 AND before + n > $3`,
+    { prepareAs: `${shape.hours}.skip` },
+  );
+}
+
+/** Offsets below this are stepped over in the index; deeper ones first skip whole hours. */
+const SKIP_FROM_OFFSET = 2000;
+
 class ListStatements {
   private readonly pages = new Map<string, SqlStatement<Record<string, unknown>>>();
   private readonly counts = new Map<string, SqlStatement<{ total: number }>>();
+  readonly skip: SqlStatement<{ hour: Date; before: string; total: string }>;
 
   constructor(readonly shape: ListShape) {
+    this.skip = skipStatement(shape);
+    for (const key of ['h', 'sh']) this.pages.set(`${key}.d`, pageStatement(shape, key, true));
     for (const key of KEYS) {
       this.counts.set(key, countStatement(shape, key));
       for (const cursorKey of [key, `${key}k`]) {
@@ -171,9 +201,14 @@ export class ExecutionListsRepository {
   }
 
   /**
-   * One page and the total. An offset past the middle of the list is read from its other end
-   * (ascending, offset `total - offset - limit`, then reversed), so no page costs more than
-   * stepping over half the list's index entries: the page a client reaches by `page` is the same.
+   * One page and the total. Without a date filter, an offset of SKIP_FROM_OFFSET or more first
+   * finds, from the hourly rollups, the hour it lands in and how many rows the newer hours hold,
+   * then steps only over that hour's rows before it: the deepest page costs a read of the
+   * parent's rollup rows (one per hour and channel) instead of half a million index entries.
+   * With a date filter, an offset past the middle of the list is read from its other end
+   * (ascending, offset `total - offset - limit`, then reversed). The rollups change in the
+   * transactions of the rows they count, so the page is the one `page` names, as exactly as an
+   * offset page under concurrent inserts can be.
    */
   private async page(
     statements: ListStatements,
@@ -185,6 +220,23 @@ export class ExecutionListsRepository {
     knownTotal: number | null,
   ): Promise<[unknown[], number]> {
     const { key, values } = filterKey(filter, start);
+    const undated = !filter.range.start && !filter.range.end;
+    if (!start.after && undated && (start.offset >= SKIP_FROM_OFFSET || knownTotal === null)) {
+      // The rollups also give the total of a status the parent has no counter for (a trigger's).
+      const [landing] = await statements.skip.run(this.dataSource, [parentId, filter.status ?? 'all', start.offset]);
+      if (!landing) {
+        // Past the end: the total is the first row's, if the list has any.
+        const [first] = knownTotal === null ? await statements.skip.run(this.dataSource, [parentId, filter.status ?? 'all', 0]) : [];
+        return [[], knownTotal ?? Number(first?.total ?? 0)];
+      }
+      const total = knownTotal ?? Number(landing.total);
+      const before = Number(landing.before);
+      const hourEnd = new Date(landing.hour.getTime() + 3_600_000);
+      const rows = await statements
+        .page(`${key}h`, true)
+        .run(this.dataSource, [parentId, organizationId, ...values, hourEnd, limit, start.offset - before]);
+      return [rows, total];
+    }
     const countValues = values.slice(0, start.after ? -2 : undefined);
     const total = knownTotal ?? (await statements.count(key).run(this.dataSource, [parentId, organizationId, ...countValues]))[0].total;
     if (start.after) {
