@@ -16,6 +16,8 @@ const { prepareDatabase } = await import('../dist/src/database/prepare-database.
 await prepareDatabase({ databaseUrl: url });
 const db = new pg.Client({ connectionString: url });
 await db.connect();
+// As the service's connections (src/database/data-source.options.ts).
+await db.query('SET jit = off');
 
 let seeded;
 const existing = await db.query(`SELECT w.id AS workflow_id, t.id AS trigger_id, w.organization_id FROM workflows w JOIN triggers t ON t.workflow_id = w.id WHERE w.name = 'history'`);
