@@ -2,6 +2,16 @@ import { Foundation1763769600000 } from './1763769600000-Foundation.js';
 import { ExecutionEngine1763856000000 } from './1763856000000-ExecutionEngine.js';
 import { WorkflowCounts1763942400000 } from './1763942400000-WorkflowCounts.js';
 import { DropUnreadIndexes1764028800000 } from './1764028800000-DropUnreadIndexes.js';
+import { ExecutionListIndexes1764115200000 } from './1764115200000-ExecutionListIndexes.js';
+import { WorkflowSearch1764201600000 } from './1764201600000-WorkflowSearch.js';
+import { ExecutionRollups1764288000000 } from './1764288000000-ExecutionRollups.js';
+import { TimeOrderedIds1764374400000 } from './1764374400000-TimeOrderedIds.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
-export const MIGRATIONS = [Foundation1763769600000, ExecutionEngine1763856000000, WorkflowCounts1763942400000, DropUnreadIndexes1764028800000];
+export const MIGRATIONS = [
+  Foundation1763769600000, ExecutionEngine1763856000000, WorkflowCounts1763942400000, DropUnreadIndexes1764028800000,
+  ExecutionListIndexes1764115200000,
+  WorkflowSearch1764201600000,
+  ExecutionRollups1764288000000,
+  TimeOrderedIds1764374400000,
+];

@@ -2,6 +2,7 @@
 // the built app and the baselines, to call the API and to measure load. dispose() undoes it all.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import pg from 'pg';
 import { fileURLToPath } from 'node:url';
 import { BASELINES } from './baselines.mjs';
 import { measure, measureInterleaved } from './load.mjs';
@@ -87,7 +88,9 @@ export class BenchContext {
     try {
       const paths = baseline.paths(input);
       await this.expectStatus(`${url}${paths[0]}`, 200, {});
-      const [reference, ...measured] = await measureInterleaved([{ url, paths }, ...targets], this.config, this.config.rounds);
+      const [reference, ...measured] = await measureInterleaved([{ url, paths }, ...targets], this.config, this.config.rounds, {
+        drain: () => this.drain(),
+      });
       const result = { name, description: baseline.description, ...reference };
       this.shared.baselines.set(name, Promise.resolve(result));
       return [result, ...measured];
@@ -124,7 +127,36 @@ export class BenchContext {
 
   /** Warm-up plus measured autocannon run with the run's duration and connection settings (see lib/load.mjs). */
   measure(target, hooks) {
-    return measure(target, this.config, hooks);
+    return measure(target, this.config, { drain: () => this.drain(), ...hooks });
+  }
+
+  /** Targets measured against each other in interleaved slices, each starting on a drained server (lib/load.mjs). */
+  measureInterleaved(targets) {
+    return measureInterleaved(targets, this.config, this.config.rounds, { drain: () => this.drain() });
+  }
+
+  /**
+   * Waits until the server has worked off the requests a finished load run left behind: the
+   * load generator has hung up, but each request it sent still runs its statements. Done when no
+   * statement of this scenario's database (other than this check's) has been active for three
+   * looks 50 ms apart (a request waiting in the app for a pool connection would be seen on the
+   * next), or after 60 s.
+   */
+  async drain() {
+    const db = new pg.Client({ connectionString: this.databaseUrl });
+    await db.connect();
+    try {
+      const deadline = Date.now() + 60_000;
+      for (let idle = 0; idle < 3 && Date.now() < deadline; ) {
+        const { rows } = await db.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'`,
+        );
+        idle = rows[0].n === 0 ? idle + 1 : 0;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } finally {
+      await db.end();
+    }
   }
 
   async dispose() {

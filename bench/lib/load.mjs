@@ -2,12 +2,22 @@
 // compared with each other, interleaved.
 import autocannon from 'autocannon';
 
+/** Runs autocannon; the result also carries `samples`, every response's latency in ms (for p95, which autocannon does not report). */
 function runAutocannon(options) {
   return new Promise((resolve, reject) => {
-    const instance = autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
+    const samples = [];
+    const instance = autocannon(options, (error, result) => (error ? reject(error) : resolve({ ...result, samples })));
     // Without a listener autocannon would not report errors per request; keep it quiet.
     instance.on('error', () => {});
+    instance.on('response', (_client, _status, _bytes, responseTime) => samples.push(responseTime));
   });
+}
+
+/** The q-quantile (0..1) of latencies, nearest rank; null without samples. */
+export function quantile(samples, q) {
+  if (samples.length === 0) return null;
+  const sorted = Float64Array.from(samples).sort();
+  return round(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)], 2);
 }
 
 /**
@@ -33,6 +43,7 @@ function summary(r, connections, window) {
     requests_total: completed,
     p50_ms: r.latency.p50,
     p90_ms: r.latency.p90,
+    p95_ms: quantile(r.samples, 0.95),
     p99_ms: r.latency.p99,
     max_ms: r.latency.max,
     errors: r.errors,
@@ -53,6 +64,7 @@ function summary(r, connections, window) {
 export async function measure(target, { durationS, warmupS, connections: defaultConnections }, hooks = {}) {
   const options = optionsFor(target, defaultConnections);
   if (warmupS > 0) await runAutocannon({ ...options, duration: warmupS });
+  await hooks.drain?.();
   await hooks.beforeMeasured?.();
   const start = Date.now();
   const r = await runAutocannon({ ...options, duration: durationS });
@@ -68,13 +80,20 @@ export async function measure(target, { durationS, warmupS, connections: default
  * time; p50 = the slices' median p50; p99 and max = the worst slice's (conservative);
  * errors and status codes summed.
  */
-export async function measureInterleaved(targets, { durationS, warmupS, connections: defaultConnections }, rounds) {
+export async function measureInterleaved(targets, { durationS, warmupS, connections: defaultConnections }, rounds, { drain } = {}) {
   const options = targets.map((t) => optionsFor(t, defaultConnections));
-  if (warmupS > 0) for (const o of options) await runAutocannon({ ...o, duration: warmupS });
+  for (const o of options) {
+    if (warmupS > 0) await runAutocannon({ ...o, duration: warmupS });
+    await drain?.();
+  }
   const sliceS = Math.max(1, Math.round(durationS / rounds));
   const slices = targets.map(() => []);
   for (let r = 0; r < rounds; r += 1) {
     for (const [i, o] of options.entries()) {
+      // autocannon stops at the slice's end without waiting for the answers still owed: a slow
+      // target's queued requests would run on in the server during the next slice and count
+      // against it. The next slice starts only once the server has finished them.
+      await drain?.();
       const start = Date.now();
       const result = await runAutocannon({ ...o, duration: sliceS });
       slices[i].push(summary(result, o.connections, { start, end: Date.now() }));
@@ -94,6 +113,7 @@ function merge(slices) {
     requests_total: sum('requests_total'),
     p50_ms: p50s[Math.floor((p50s.length - 1) / 2)],
     p90_ms: Math.max(...slices.map((s) => s.p90_ms)),
+    p95_ms: Math.max(...slices.map((s) => s.p95_ms ?? 0)),
     p99_ms: Math.max(...slices.map((s) => s.p99_ms)),
     max_ms: Math.max(...slices.map((s) => s.max_ms)),
     errors: sum('errors'),
@@ -102,7 +122,7 @@ function merge(slices) {
     status_codes: codes,
     duration_s: round(durationS, 2),
     connections: slices[0].connections,
-    slices: slices.map((s) => ({ requests_per_s: s.requests_per_s, p50_ms: s.p50_ms, p99_ms: s.p99_ms, window: s.window })),
+    slices: slices.map((s) => ({ requests_per_s: s.requests_per_s, p50_ms: s.p50_ms, p95_ms: s.p95_ms, p99_ms: s.p99_ms, window: s.window })),
     window: { start: slices[0].window.start, end: slices.at(-1).window.end },
   };
 }

@@ -14,10 +14,12 @@ export function judge(scenario, row) {
   const target = row.target_ratio ?? null;
   const minPerS = row.min_per_s ?? null;
   const maxP99Ms = row.max_p99_ms ?? null;
+  const maxP95Ms = row.max_p95_ms ?? null;
   const reasons = [];
   if (target !== null && ratio !== null && ratio < target) reasons.push(`ratio ${ratio} < ${target}`);
   if (minPerS !== null && m.requests_per_s < minPerS) reasons.push(`${m.requests_per_s}/s < ${minPerS}/s`);
   if (maxP99Ms !== null && !(m.p99_ms < maxP99Ms)) reasons.push(`p99 ${m.p99_ms} ms >= ${maxP99Ms} ms`);
+  if (maxP95Ms !== null && !(m.p95_ms < maxP95Ms)) reasons.push(`p95 ${m.p95_ms} ms >= ${maxP95Ms} ms`);
   if (failed > 0) reasons.push(`${failed} failed or non-2xx requests`);
   return {
     scenario: scenario.name,
@@ -29,6 +31,7 @@ export function judge(scenario, row) {
     target_ratio: target,
     min_per_s: minPerS,
     max_p99_ms: maxP99Ms,
+    max_p95_ms: maxP95Ms,
     note: row.note ?? null,
     pass: reasons.length === 0,
     reasons,
@@ -40,6 +43,7 @@ function targetLabel(r) {
   if (r.target_ratio !== null) parts.push(`>= ${fmt(r.target_ratio, 2)}`);
   if (r.min_per_s !== null && r.min_per_s !== undefined) parts.push(`>= ${r.min_per_s}/s`);
   if (r.max_p99_ms !== null && r.max_p99_ms !== undefined) parts.push(`p99 < ${r.max_p99_ms} ms`);
+  if (r.max_p95_ms !== null && r.max_p95_ms !== undefined) parts.push(`p95 < ${r.max_p95_ms} ms`);
   return parts.length > 0 ? parts.join(', ') : '-';
 }
 
@@ -48,13 +52,14 @@ function fmt(n, digits = 0) {
 }
 
 export function formatTable(baselines, results) {
-  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'err/non-2xx', 'ratio', 'target', 'result', 'note'];
+  const header = ['scenario', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'err/non-2xx', 'ratio', 'target', 'result', 'note'];
   const rows = [
-    ...baselines.map((b) => [`baseline: ${b.name}`, fmt(b.requests_per_s, 1), fmt(b.p50_ms), fmt(b.p99_ms), `${b.errors}/${b.non_2xx}`, '1.00', '-', 'ref', '']),
+    ...baselines.map((b) => [`baseline: ${b.name}`, fmt(b.requests_per_s, 1), fmt(b.p50_ms), fmt(b.p95_ms), fmt(b.p99_ms), `${b.errors}/${b.non_2xx}`, '1.00', '-', 'ref', '']),
     ...results.map((r) => [
       `${r.scenario}: ${r.name}`,
       fmt(r.requests_per_s, 1),
       fmt(r.p50_ms),
+      fmt(r.p95_ms),
       fmt(r.p99_ms),
       `${r.errors}/${r.non_2xx}`,
       fmt(r.ratio, 2),

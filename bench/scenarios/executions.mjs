@@ -169,6 +169,8 @@ export default {
           connections: ctx.config.executionsConnections,
         },
         {
+          // The backlog left by the warm-up is part of this window (backlog at start), not drained first.
+          drain: null,
           beforeMeasured: async () => {
             backlogAtStart = await backlog(db);
             cpuAtStart = machineCpu();

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { Batcher } from './batcher.js';
 import { SqlStatement } from '../database/sql-statement.js';
+import { uuidv7 } from '../common/ids/uuid-v7.js';
 
 export interface InboundMessage {
   organizationId: string;
@@ -134,7 +134,7 @@ export class ConversationsService {
    * statement: POST /v1/messages is the hot path, and each round trip costs it latency.
    */
   receive(inbound: InboundMessage): Promise<ReceivedMessage> {
-    const messageId = randomUUID();
+    const messageId = uuidv7();
     const language = inbound.language ?? null;
     return this.receives.submit({
       message_id: messageId,

@@ -1,15 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import {
-  Between,
-  LessThanOrEqual,
-  MoreThanOrEqual,
-  type FindOperator,
-  type FindOptionsSelect,
-  type FindOptionsWhere,
-  type Repository,
-} from 'typeorm';
-import { parseDateFilter, type OptionalDateRange } from '../common/date-range.js';
+import type { FindOptionsSelect, FindOptionsWhere, Repository } from 'typeorm';
+import { parseDateFilter } from '../common/date-range.js';
+import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
 import { isUuid } from '../common/ids/uuid.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import type { ListCustomersQuery, ListMessagesQuery } from './dto/list-customers.query.js';
@@ -19,6 +12,7 @@ import { ExecutionStep } from './entities/execution-step.entity.js';
 import { Message } from './entities/message.entity.js';
 import { TriggerExecution } from './entities/trigger-execution.entity.js';
 import { WorkflowExecution, type ExecutionStatus } from './entities/workflow-execution.entity.js';
+import { ExecutionListsRepository, type Keyed, type PageStart } from './execution-lists.repository.js';
 import { CustomerNotFoundError, ExecutionNotFoundError } from './executions.errors.js';
 
 /** What list items and the detail view show: the engine's bookkeeping (state, waits) stays inside. */
@@ -29,15 +23,23 @@ const EXECUTION_COLUMNS: FindOptionsSelect<WorkflowExecution> = {
 const MESSAGE_COLUMNS: FindOptionsSelect<Message> = {
   id: true, direction: true, channel: true, content: true, language: true, executionId: true, nodeId: true, createdAt: true,
 };
+/** A page of a cursor-walkable list: its rows, the total, and the `after` of the next page (null on the last). */
+export type ListPage<T> = [T[], number, string | null];
+
+/** `after` (decoded; 400 on field `after` when not a cursor) wins over `page`. */
+function pageStart(query: ListExecutionsQuery): PageStart {
+  return query.after !== undefined ? { after: decodeCursor(query.after) } : { offset: query.offset };
+}
+
+/** A full page has a next cursor (its last row's key), unless an offset page is known to end the list. */
+function withCursor<T extends Keyed>(rows: T[], total: number, start: PageStart, limit: number): ListPage<T> {
+  const last = rows[rows.length - 1];
+  const more = rows.length === limit && (start.after !== undefined || start.offset + limit < total);
+  return [rows, total, more && last ? encodeCursor({ micros: last.sortKey, id: last.id }) : null];
+}
+
 /** The length of customers.external_id: a longer id can name no customer. */
 const MAX_CUSTOMER_ID_LENGTH = 200;
-
-function within(range: OptionalDateRange): FindOperator<Date> | undefined {
-  if (range.start && range.end) return Between(range.start, range.end);
-  if (range.start) return MoreThanOrEqual(range.start);
-  if (range.end) return LessThanOrEqual(range.end);
-  return undefined;
-}
 
 /**
  * The read side of executions and conversations: lists and details of workflow executions,
@@ -55,23 +57,31 @@ export class ExecutionsQueryService {
     @InjectRepository(Customer) private readonly customers: Repository<Customer>,
     @InjectRepository(Message) private readonly messages: Repository<Message>,
     private readonly workflows: WorkflowsService,
+    private readonly lists: ExecutionListsRepository,
   ) {}
 
-  /** A workflow's executions, newest first (started_at, then id). */
-  async listWorkflowExecutions(organizationId: string, workflowId: string, query: ListExecutionsQuery): Promise<[WorkflowExecution[], number]> {
+  /**
+   * A workflow's executions, newest first (started_at, then id). The workflow's counters are
+   * exact (each started execution counts in execution_count, each finished one in success_count
+   * or failure_count, in the statement that writes it), so without a date range the total is read
+   * from them; with one, the matches are counted.
+   */
+  async listWorkflowExecutions(organizationId: string, workflowId: string, query: ListExecutionsQuery): Promise<ListPage<WorkflowExecution>> {
     const workflow = await this.workflows.getOwned(organizationId, workflowId);
     const range = parseDateFilter(query);
-    const where: FindOptionsWhere<WorkflowExecution> = { organizationId, workflowId: workflow.id };
-    if (query.status) where.status = query.status;
-    const startedAt = within(range);
-    if (startedAt) where.startedAt = startedAt;
-    return this.executions.findAndCount({
-      select: EXECUTION_COLUMNS,
-      where,
-      order: { startedAt: 'DESC', id: 'DESC' },
-      skip: query.offset,
-      take: query.limit,
-    });
+    let knownTotal: number | null = null;
+    if (!range.start && !range.end) {
+      const finished = workflow.successCount + workflow.failureCount;
+      knownTotal = {
+        all: workflow.executionCount,
+        success: workflow.successCount,
+        failed: workflow.failureCount,
+        running: workflow.executionCount - finished,
+      }[query.status ?? 'all'];
+    }
+    const start = pageStart(query);
+    const [rows, total] = await this.lists.workflowPage(organizationId, workflow.id, { status: query.status, range }, start, query.limit, knownTotal);
+    return withCursor(rows, total, start, query.limit);
   }
 
   /** One execution of the workflow with its steps in the order they started. */
@@ -91,19 +101,21 @@ export class ExecutionsQueryService {
     return { execution, steps };
   }
 
-  /** An owned trigger's executions, newest first (triggered_at, then id). */
-  async listTriggerExecutions(organizationId: string, triggerId: string, query: ListExecutionsQuery): Promise<[TriggerExecution[], number]> {
+  /**
+   * An owned trigger's executions, newest first (triggered_at, then id). The trigger's
+   * execution_count counts every firing (accepted or refused) in the statement that records it,
+   * so the unfiltered total is the caller's `executionCount`; filtered, the matches are counted.
+   */
+  async listTriggerExecutions(
+    organizationId: string,
+    trigger: { id: string; executionCount: number },
+    query: ListExecutionsQuery,
+  ): Promise<ListPage<TriggerExecution>> {
     const range = parseDateFilter(query);
-    const where: FindOptionsWhere<TriggerExecution> = { organizationId, triggerId };
-    if (query.status) where.status = query.status;
-    const triggeredAt = within(range);
-    if (triggeredAt) where.triggeredAt = triggeredAt;
-    return this.triggerExecutions.findAndCount({
-      where,
-      order: { triggeredAt: 'DESC', id: 'DESC' },
-      skip: query.offset,
-      take: query.limit,
-    });
+    const knownTotal = !query.status && !range.start && !range.end ? trigger.executionCount : null;
+    const start = pageStart(query);
+    const [rows, total] = await this.lists.triggerPage(organizationId, trigger.id, { status: query.status, range }, start, query.limit, knownTotal);
+    return withCursor(rows, total, start, query.limit);
   }
 
   /** One firing of an owned trigger, with the status of the workflow execution it started (null when none). */

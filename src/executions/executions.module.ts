@@ -13,6 +13,7 @@ import { Message } from './entities/message.entity.js';
 import { TriggerExecution } from './entities/trigger-execution.entity.js';
 import { WorkflowExecution } from './entities/workflow-execution.entity.js';
 import { ExecutionEngine } from './execution-engine.service.js';
+import { ExecutionListsRepository } from './execution-lists.repository.js';
 import { ExecutionsQueryService } from './executions-query.service.js';
 import { ExecutionsProcessor } from './executions.processor.js';
 import { EXECUTIONS_QUEUE } from './executions.queue.js';
@@ -40,6 +41,7 @@ import { WorkflowExecutionsController } from './workflow-executions.controller.j
     ExecutionEngine,
     RunsRepository,
     ExecutionsQueryService,
+    ExecutionListsRepository,
     ExecutionMetricsService,
     StoringChannelAdapter,
     // One adapter per channel with a connector of its own; the rest store and emit message.sent.

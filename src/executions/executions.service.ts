@@ -2,13 +2,13 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { JobOptions, Queue } from 'bull';
-import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { Batcher } from './batcher.js';
 import { ExecutionErrorCodes } from './executions.errors.js';
 import { EXECUTIONS_QUEUE, ExecutionJobs, type RunJob } from './executions.queue.js';
 import type { FireInput, FireResult } from './fire.types.js';
 import { SqlStatement } from '../database/sql-statement.js';
+import { uuidv7 } from '../common/ids/uuid-v7.js';
 
 /** Attempts of a run job before the execution is failed; runs are idempotent, so retrying is safe. */
 export const RUN_ATTEMPTS = 5;
@@ -140,8 +140,8 @@ export class ExecutionsService {
 
   async fire(input: FireInput): Promise<FireResult> {
     const now = new Date();
-    const triggerExecutionId = randomUUID();
-    const executionId = randomUUID();
+    const triggerExecutionId = uuidv7();
+    const executionId = uuidv7();
     const customerRef = input.customerRef ?? null;
     const triggerInput = {
       message: input.message ?? null,

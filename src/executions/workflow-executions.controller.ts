@@ -26,8 +26,8 @@ export class WorkflowExecutionsController {
   @ApiPage(WorkflowExecutionResponse)
   @ApiErrors(400, 404)
   async list(@CurrentPrincipal() principal: Principal, @Param('workflow_id') workflowId: string, @Query() query: ListExecutionsQuery) {
-    const [items, total] = await this.executions.listWorkflowExecutions(principal.organizationId, workflowId, query);
-    return paginate(items.map(WorkflowExecutionResponse.from), total, query);
+    const [items, total, nextCursor] = await this.executions.listWorkflowExecutions(principal.organizationId, workflowId, query);
+    return paginate(items.map(WorkflowExecutionResponse.from), total, query, nextCursor);
   }
 
   @Get('executions/:execution_id')

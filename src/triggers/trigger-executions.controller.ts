@@ -30,8 +30,8 @@ export class TriggerExecutionsController {
   @ApiErrors(400, 404)
   async list(@CurrentPrincipal() principal: Principal, @Param('trigger_id') triggerId: string, @Query() query: ListExecutionsQuery) {
     const trigger = await this.triggers.getOwned(principal.organizationId, triggerId);
-    const [items, total] = await this.executions.listTriggerExecutions(principal.organizationId, trigger.id, query);
-    return paginate(items.map(TriggerExecutionResponse.from), total, query);
+    const [items, total, nextCursor] = await this.executions.listTriggerExecutions(principal.organizationId, trigger, query);
+    return paginate(items.map(TriggerExecutionResponse.from), total, query, nextCursor);
   }
 
   @Get('executions/:execution_id')

@@ -27,8 +27,8 @@ export class WorkflowsController {
   @ApiPage(WorkflowSummaryResponse)
   @ApiErrors(400)
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListWorkflowsQuery) {
-    const [items, total] = await this.workflows.list(principal.organizationId, query);
-    return paginate(items.map(WorkflowSummaryResponse.from), total, query);
+    const [items, total, nextCursor] = await this.workflows.list(principal.organizationId, query);
+    return paginate(items.map(WorkflowSummaryResponse.from), total, query, nextCursor);
   }
 
   @Get(':workflow_id')

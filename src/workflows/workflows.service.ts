@@ -25,7 +25,7 @@ export class WorkflowsService {
     private readonly reads: WorkflowsRepository,
   ) {}
 
-  list(organizationId: string, query: ListWorkflowsQuery): Promise<[WorkflowSummaryRow[], number]> {
+  list(organizationId: string, query: ListWorkflowsQuery): Promise<[WorkflowSummaryRow[], number, string | null]> {
     return this.reads.findPage(organizationId, query);
   }
 

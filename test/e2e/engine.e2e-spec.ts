@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchedulesProcessor } from '../../src/triggers/schedules.processor.js';
 import { createTrigger } from '../factories/triggers.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
+import { expectRollupsMatchRows } from '../utils/rollups.js';
 import { waitFor } from '../utils/wait-for.js';
 
 type Node = Record<string, unknown>;
@@ -343,5 +344,24 @@ describe('execution engine: triggers firing, conversations, steps', () => {
     } finally {
       await short.close();
     }
+  });
+
+  // Last: every execution, firing, refusal, reply and timeout above went through the engine's statements.
+  it('keeps the hourly rollups equal to the rows its statements wrote', async () => {
+    await expectRollupsMatchRows(db, org.id);
+  });
+
+  it('keys every row it wrote to the execution tables with a time-ordered UUID (version 7)', async () => {
+    const versions: { t: string; v: string; n: number }[] = await db.query(
+      `SELECT t, v, count(*)::int AS n FROM (
+         SELECT 'executions' AS t, substr(id::text, 15, 1) AS v FROM workflow_executions WHERE organization_id = $1
+         UNION ALL SELECT 'trigger executions', substr(id::text, 15, 1) FROM trigger_executions WHERE organization_id = $1
+         UNION ALL SELECT 'messages', substr(id::text, 15, 1) FROM messages WHERE organization_id = $1
+         UNION ALL SELECT 'steps', substr(s.id::text, 15, 1) FROM execution_steps s JOIN workflow_executions e ON e.id = s.execution_id WHERE e.organization_id = $1
+         UNION ALL SELECT 'events', substr(id::text, 15, 1) FROM outbox_events WHERE organization_id = $1
+       ) x GROUP BY t, v ORDER BY t, v`,
+      [org.id],
+    );
+    expect(versions.map((r) => [r.t, r.v])).toEqual([['events', '7'], ['executions', '7'], ['messages', '7'], ['steps', '7'], ['trigger executions', '7']]);
   });
 });

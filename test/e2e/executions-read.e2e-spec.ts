@@ -214,7 +214,7 @@ describe('execution read side', () => {
       const res = await list();
       expect(res.status).toBe(200);
       expect(ids(res)).toEqual([e.e7, e.e6, e.e5, e.e4, e.e3, e.e2, e.e1, e.e8]);
-      expect(res.body.pagination).toEqual({ page: 1, limit: 20, total: 8, pages: 1 });
+      expect(res.body.pagination).toEqual({ page: 1, limit: 20, total: 8, pages: 1, next_cursor: null });
       for (const item of res.body.data) expect(Object.keys(item).sort()).toEqual(EXECUTION_KEYS);
       const byId = new Map(res.body.data.map((item: { id: string }) => [item.id, item]));
       expect(byId.get(e.e1)).toEqual({
@@ -245,14 +245,16 @@ describe('execution read side', () => {
       expect(ids(raw)).toEqual([e.e3, e.e2]);
       const combined = await list({ status: 'success', start_date: '2025-03-01', end_date: '2025-03-31' });
       expect(ids(combined)).toEqual([e.e5, e.e3, e.e1]);
-      expect(combined.body.pagination).toEqual({ page: 1, limit: 20, total: 3, pages: 1 });
-      expect((await list({ start_date: '2026-01-01' })).body).toEqual({ data: [], pagination: { page: 1, limit: 20, total: 0, pages: 0 } });
+      expect(combined.body.pagination).toEqual({ page: 1, limit: 20, total: 3, pages: 1, next_cursor: null });
+      expect((await list({ start_date: '2026-01-01' })).body).toEqual({ data: [], pagination: { page: 1, limit: 20, total: 0, pages: 0, next_cursor: null } });
     });
 
     it('pages with page and limit', async () => {
       const pages = [await list({ limit: 3 }), await list({ limit: 3, page: 2 }), await list({ limit: 3, page: 3 }), await list({ limit: 3, page: 4 })];
       expect(pages.map(ids)).toEqual([[e.e7, e.e6, e.e5], [e.e4, e.e3, e.e2], [e.e1, e.e8], []]);
-      expect(pages.map((p) => p.body.pagination)).toEqual([1, 2, 3, 4].map((page) => ({ page, limit: 3, total: 8, pages: 3 })));
+      expect(pages.map((p) => p.body.pagination)).toEqual(
+        [1, 2, 3, 4].map((page) => ({ page, limit: 3, total: 8, pages: 3, next_cursor: page < 3 ? expect.any(String) : null })),
+      );
     });
 
     it('orders executions that started at the same instant by id, newest first, stably across pages', async () => {
@@ -458,7 +460,7 @@ describe('execution read side', () => {
       const res = await list();
       expect(res.status).toBe(200);
       expect(ids(res)).toEqual([te.te6, te.te5, te.te4, te.te3, te.te2, te.te1, te.te7]);
-      expect(res.body.pagination).toEqual({ page: 1, limit: 20, total: 7, pages: 1 });
+      expect(res.body.pagination).toEqual({ page: 1, limit: 20, total: 7, pages: 1, next_cursor: null });
       for (const item of res.body.data) {
         expect(Object.keys(item).sort()).toEqual(TRIGGER_EXECUTION_KEYS);
         expect(Object.keys(item.input).sort()).toEqual(['channel', 'customer_id', 'message']);
@@ -481,7 +483,7 @@ describe('execution read side', () => {
       expect(ids(await list({ status: 'success', start_date: '2025-03-01', end_date: '2025-03-31' }))).toEqual([te.te5, te.te1]);
       const second = await list({ limit: 2, page: 2 });
       expect(ids(second)).toEqual([te.te4, te.te3]);
-      expect(second.body.pagination).toEqual({ page: 2, limit: 2, total: 7, pages: 4 });
+      expect(second.body.pagination).toEqual({ page: 2, limit: 2, total: 7, pages: 4, next_cursor: expect.any(String) });
     });
 
     it('refuses bad filters with 400 and the field', async () => {

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { dataSourceOptions } from '../../src/database/data-source.options.js';
+import { expectRollupsMatchRows } from '../utils/rollups.js';
 import { TEST_POSTGRES_URL } from '../utils/test-env.js';
 
 /**
@@ -23,6 +24,37 @@ describe('migrations', () => {
       (await db.query(`SELECT name, workflow_count FROM organizations ORDER BY name`)).map((r: { name: string; workflow_count: number }) => [r.name, r.workflow_count]),
     );
 
+  /** Executions over several hours (some running, some finishing in a later hour), firings, messages. */
+  const seedHistory = async (organizationId: string) => {
+    const [w] = await db.query(`SELECT id FROM workflows WHERE organization_id = $1 ORDER BY name DESC LIMIT 1`, [organizationId]);
+    const [tr] = await db.query(
+      `INSERT INTO triggers (organization_id, workflow_id, name, type, configuration) VALUES ($1, $2, 'tr-' || gen_random_uuid(), 'api', '{}') RETURNING id`,
+      [organizationId, w.id],
+    );
+    const [c] = await db.query(
+      `INSERT INTO customers (organization_id, external_id, first_seen_at, last_seen_at) VALUES ($1, 'c-' || gen_random_uuid(), now(), now()) RETURNING id`,
+      [organizationId],
+    );
+    await db.query(
+      `WITH e AS (
+         INSERT INTO workflow_executions (organization_id, workflow_id, workflow_version, customer_ref, channel, status, started_at, completed_at, duration_ms)
+         SELECT $1, $2, 1, 'cust-' || (i % 4), (ARRAY['whatsapp', NULL])[1 + i % 2], (ARRAY['success', 'failed', 'running'])[1 + i % 3],
+                timestamptz '2025-01-01' + i * interval '23 minutes',
+                CASE WHEN i % 3 <> 2 THEN timestamptz '2025-01-01' + i * interval '23 minutes' + i * interval '7 minutes' END,
+                CASE WHEN i % 3 <> 2 THEN i * 7 * 60000 END
+           FROM generate_series(1, 40) i
+         RETURNING id, status, started_at, completed_at, duration_ms, customer_ref, channel
+       ), te AS (
+         INSERT INTO trigger_executions (organization_id, trigger_id, workflow_id, workflow_execution_id, status, input, triggered_at, completed_at, duration_ms)
+         SELECT $1, $3, $2, id, status, jsonb_build_object('customer_id', customer_ref, 'channel', channel), started_at, completed_at, duration_ms FROM e
+       )
+       INSERT INTO messages (organization_id, customer_id, channel, direction, content, execution_id)
+       SELECT $1, $4, 'whatsapp', (ARRAY['outbound', 'inbound'])[1 + g % 2], 'hi', e.id FROM e CROSS JOIN generate_series(1, 3) g`,
+      [organizationId, w.id, tr.id, c.id],
+    );
+    return { workflowId: w.id as string, triggerId: tr.id as string };
+  };
+
   beforeAll(async () => {
     await admin.connect();
     await admin.query(`CREATE DATABASE "${databaseName}"`);
@@ -35,6 +67,7 @@ describe('migrations', () => {
     await db.query(`INSERT INTO organizations (name) VALUES ('c')`);
     await db.query(`INSERT INTO workflows (organization_id, name, configuration) SELECT $1, 'w' || g, '{"nodes":[]}' FROM generate_series(1, 5) g`, [a.id]);
     await db.query(`INSERT INTO workflows (organization_id, name, configuration) VALUES ($1, 'only', '{"nodes":[]}')`, [b.id]);
+    await seedHistory(a.id);
     await db.destroy();
     db = new DataSource(dataSourceOptions({ databaseUrl: `${TEST_POSTGRES_URL}/${databaseName}` }));
     await db.initialize();
@@ -63,7 +96,56 @@ describe('migrations', () => {
     expect(now).toContain('idx_workflow_executions_workflow_started');
   });
 
-  it('undoes both and applies them again', async () => {
+  it('adds the status indexes of the execution lists', async () => {
+    expect(await indexes()).toEqual(expect.arrayContaining(['idx_workflow_executions_workflow_status_started', 'idx_trigger_executions_trigger_status_triggered']));
+  });
+
+  it('adds the trigram indexes of the workflow search, with their extensions', async () => {
+    expect(await indexes()).toEqual(expect.arrayContaining(['idx_workflows_org_name_trgm', 'idx_workflows_org_description_trgm']));
+    const extensions = (await db.query(`SELECT extname FROM pg_extension ORDER BY extname`)).map((r: { extname: string }) => r.extname);
+    expect(extensions).toEqual(expect.arrayContaining(['btree_gin', 'pg_trgm']));
+  });
+
+  it('backfills the hourly rollups from the executions, firings and messages already recorded, then keeps them', async () => {
+    const [a] = await db.query(`SELECT id FROM organizations WHERE name = 'a'`);
+    const [{ n }] = await db.query(`SELECT sum(executions)::int AS n FROM workflow_execution_hours WHERE organization_id = $1`, [a.id]);
+    expect(n).toBe(40);
+    await expectRollupsMatchRows(db, a.id);
+    await seedHistory(a.id);
+    await expectRollupsMatchRows(db, a.id);
+  });
+
+  it('keys new rows of the execution tables with time-ordered UUIDs (version 7); existing rows keep theirs', async () => {
+    const [a] = await db.query(`SELECT id FROM organizations WHERE name = 'a'`);
+    const before = (await db.query(`SELECT id FROM workflow_executions ORDER BY id`)).map((r: { id: string }) => r.id);
+    // The rows of the previous release (random keys) are there.
+    expect(before.filter((id: string) => id[14] === '4')).toHaveLength(40);
+    await seedHistory(a.id);
+    const rows: { id: string }[] = await db.query(`SELECT id FROM workflow_executions WHERE NOT (id = ANY ($1::uuid[])) ORDER BY created_at, id`, [before]);
+    expect(rows).toHaveLength(40);
+    expect(rows.every((r) => r.id[14] === '7' && '89ab'.includes(r.id[19]))).toBe(true);
+    const all = (await db.query(`SELECT id FROM workflow_executions ORDER BY id`)).map((r: { id: string }) => r.id);
+    expect(all.filter((id: string) => before.includes(id))).toEqual(before);
+    // The key's first 48 bits are the insert time in milliseconds.
+    const [{ skew }] = await db.query(
+      `SELECT abs(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 - ('x' || substr(replace(uuid_v7()::text, '-', ''), 1, 12))::bit(48)::bigint) AS skew`,
+    );
+    expect(Number(skew)).toBeLessThan(1000);
+    for (const table of ['trigger_executions', 'execution_steps', 'messages', 'outbox_events']) {
+      const [{ d }] = await db.query(`SELECT column_default AS d FROM information_schema.columns WHERE table_name = $1 AND column_name = 'id'`, [table]);
+      expect(d).toBe('uuid_v7()');
+    }
+  });
+
+  it('undoes every later migration and applies them again', async () => {
+    // Back to the previous release's schema, newest first.
+    for (let left = MIGRATIONS.length; left > 4; left--) await db.undoLastMigration({ transaction: 'each' });
+    expect(await indexes()).not.toContain('idx_workflow_executions_workflow_status_started');
+    expect(await indexes()).not.toContain('idx_workflows_org_name_trgm');
+    const [{ d }] = await db.query(`SELECT column_default AS d FROM information_schema.columns WHERE table_name = 'messages' AND column_name = 'id'`);
+    expect(d).toBe('gen_random_uuid()');
+    const rollups = await db.query(`SELECT tablename FROM pg_tables WHERE tablename LIKE '%_hours'`);
+    expect(rollups).toEqual([]);
     await db.undoLastMigration({ transaction: 'each' });
     expect(await indexes()).toContain('idx_messages_org_created');
     await db.undoLastMigration({ transaction: 'each' });
@@ -72,9 +154,16 @@ describe('migrations', () => {
     // Without the trigger, a workflow added now is only counted by the backfill of the next up.
     const [c] = await db.query(`SELECT id FROM organizations WHERE name = 'c'`);
     await db.query(`INSERT INTO workflows (organization_id, name, configuration) VALUES ($1, 'later', '{"nodes":[]}')`, [c.id]);
+    await seedHistory((await db.query(`SELECT id FROM organizations WHERE name = 'a'`))[0].id);
 
     await db.runMigrations({ transaction: 'each' });
     expect(await counts()).toEqual({ a: 3, b: 1, c: 2 });
     expect(await indexes()).not.toContain('idx_messages_org_created');
+    expect(await indexes()).toEqual(expect.arrayContaining(['idx_workflow_executions_workflow_status_started', 'idx_workflows_org_name_trgm']));
+    // Rows written while the rollups were gone are backfilled by the next up.
+    const [a] = await db.query(`SELECT id FROM organizations WHERE name = 'a'`);
+    await expectRollupsMatchRows(db, a.id);
+    const [{ n }] = await db.query(`SELECT sum(executions)::int AS n FROM workflow_execution_hours WHERE organization_id = $1`, [a.id]);
+    expect(n).toBe(160);
   });
 });

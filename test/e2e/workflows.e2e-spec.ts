@@ -126,7 +126,7 @@ describe('workflows', () => {
       const res = await list();
       expect(res.status).toBe(200);
       expect(names(res)).toEqual(['Orderxbot', 'Order_bot', 'Delta 50 percent', 'Gamma 50% off', 'Beta sales', 'Alpha support']);
-      expect(res.body.pagination).toEqual({ page: 1, limit: 20, total: 6, pages: 1 });
+      expect(res.body.pagination).toEqual({ page: 1, limit: 20, total: 6, pages: 1, next_cursor: null });
       for (const item of res.body.data) {
         expect(item).not.toHaveProperty('configuration');
         expect(Object.keys(item).sort()).toEqual(SUMMARY_KEYS);
@@ -136,16 +136,16 @@ describe('workflows', () => {
 
     it('pages with page and limit', async () => {
       const first = await list({ limit: 4 });
-      expect(first.body.pagination).toEqual({ page: 1, limit: 4, total: 6, pages: 2 });
+      expect(first.body.pagination).toEqual({ page: 1, limit: 4, total: 6, pages: 2, next_cursor: expect.any(String) });
       expect(names(first)).toEqual(['Orderxbot', 'Order_bot', 'Delta 50 percent', 'Gamma 50% off']);
       const second = await list({ limit: 4, page: 2 });
-      expect(second.body.pagination).toEqual({ page: 2, limit: 4, total: 6, pages: 2 });
+      expect(second.body.pagination).toEqual({ page: 2, limit: 4, total: 6, pages: 2, next_cursor: null });
       expect(names(second)).toEqual(['Beta sales', 'Alpha support']);
       const beyond = await list({ limit: 4, page: 3 });
       expect(beyond.status).toBe(200);
-      expect(beyond.body).toEqual({ data: [], pagination: { page: 3, limit: 4, total: 6, pages: 2 } });
+      expect(beyond.body).toEqual({ data: [], pagination: { page: 3, limit: 4, total: 6, pages: 2, next_cursor: null } });
       const exact = await list({ limit: 3 });
-      expect(exact.body.pagination).toEqual({ page: 1, limit: 3, total: 6, pages: 2 });
+      expect(exact.body.pagination).toEqual({ page: 1, limit: 3, total: 6, pages: 2, next_cursor: expect.any(String) });
       expect((await list({ limit: 100 })).body.pagination.limit).toBe(100);
     });
 

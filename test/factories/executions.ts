@@ -69,9 +69,19 @@ export interface WorkflowExecutionRow {
   triggerId?: string | null;
 }
 
-export function insertWorkflowExecution(ds: DataSource, e: WorkflowExecutionRow): Promise<string> {
+/**
+ * Also counts it on its workflow (execution_count, and success_count or failure_count when it has
+ * finished), as the engine's statements do: the lists read their unfiltered totals from there.
+ */
+export async function insertWorkflowExecution(ds: DataSource, e: WorkflowExecutionRow): Promise<string> {
   const finished = e.status !== 'running';
   const duration = finished ? (e.durationMs ?? 0) : null;
+  await ds.query(
+    `UPDATE workflows SET execution_count = execution_count + 1,
+            success_count = success_count + ($2 = 'success')::int, failure_count = failure_count + ($2 = 'failed')::int
+      WHERE id = $1`,
+    [e.workflowId, e.status],
+  );
   return insert(ds, 'workflow_executions', {
     organization_id: e.organizationId,
     workflow_id: e.workflowId,
@@ -148,8 +158,10 @@ export interface TriggerExecutionRow {
   error?: Json | null;
 }
 
-export function insertTriggerExecution(ds: DataSource, te: TriggerExecutionRow): Promise<string> {
+/** Also counts it on its trigger (execution_count), as the firing statements do. */
+export async function insertTriggerExecution(ds: DataSource, te: TriggerExecutionRow): Promise<string> {
   const duration = te.status === 'running' ? null : (te.durationMs ?? 0);
+  await ds.query(`UPDATE triggers SET execution_count = execution_count + 1 WHERE id = $1`, [te.triggerId]);
   return insert(ds, 'trigger_executions', {
     organization_id: te.organizationId,
     trigger_id: te.triggerId,

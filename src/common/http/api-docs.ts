@@ -18,6 +18,12 @@ export class PaginationDto {
   @ApiProperty() limit: number;
   @ApiProperty() total: number;
   @ApiProperty() pages: number;
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: 'Lists that take `after`: pass it as `after` for the next page (keyset, constant time); null on the last page',
+  })
+  next_cursor?: string | null;
 }
 
 export class MessageEnvelopeDto {

@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { QueryInt } from '../validation/query-int.decorator.js';
+import { TextLength } from '../validation/text-length.decorator.js';
 
 export const MAX_PAGE_SIZE = 100;
 /** Far beyond any real listing; keeps the offset a number PostgreSQL accepts. */
@@ -29,11 +30,30 @@ export class PageQuery {
   }
 }
 
+/**
+ * A list that can also be walked by keyset cursor: `after` (a `pagination.next_cursor` the list
+ * returned) starts the page right after that row, in constant time however deep; `page` is then
+ * not used. Decoded and checked by `decodeCursor` (400 INVALID_REQUEST, field `after`).
+ */
+export class CursorPageQuery extends PageQuery {
+  @ApiPropertyOptional({
+    description:
+      'Keyset cursor: the `pagination.next_cursor` of the previous page. The page then starts right after that row ' +
+      '(newest first) instead of at `page`; filters must stay the same. Constant time however deep.',
+  })
+  @IsOptional()
+  @IsString()
+  @TextLength(1, 200)
+  after?: string;
+}
+
 export interface Pagination {
   page: number;
   limit: number;
   total: number;
   pages: number;
+  /** Lists walkable by cursor: the `after` of the next page, null on the last one. */
+  next_cursor?: string | null;
 }
 
 export interface Page<T> {
@@ -41,6 +61,8 @@ export interface Page<T> {
   pagination: Pagination;
 }
 
-export function paginate<T>(items: T[], total: number, query: Pick<PageQuery, 'page' | 'limit'>): Page<T> {
-  return { data: items, pagination: { page: query.page, limit: query.limit, total, pages: Math.ceil(total / query.limit) } };
+export function paginate<T>(items: T[], total: number, query: Pick<PageQuery, 'page' | 'limit'>, nextCursor?: string | null): Page<T> {
+  const pagination: Pagination = { page: query.page, limit: query.limit, total, pages: Math.ceil(total / query.limit) };
+  if (nextCursor !== undefined) pagination.next_cursor = nextCursor;
+  return { data: items, pagination };
 }

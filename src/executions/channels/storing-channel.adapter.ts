@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import type { RunWrites } from '../run-writes.js';
 import type { ChannelAdapter, OutboundMessage } from './channel-adapter.js';
+import { uuidv7 } from '../../common/ids/uuid-v7.js';
 
 /** The built-in adapter: stores the outbound message and emits `message.sent` for connectors. */
 @Injectable()
 export class StoringChannelAdapter implements ChannelAdapter {
   send(writes: RunWrites, out: OutboundMessage): { messageId: string } {
     // The id is made here, not by the database: the message is written later, with the run.
-    const messageId = randomUUID();
+    const messageId = uuidv7();
     writes.messages.push({
       id: messageId,
       organizationId: out.organizationId,

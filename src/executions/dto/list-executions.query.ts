@@ -1,11 +1,11 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { DateQueryParam } from '../../common/date-range.js';
-import { PageQuery } from '../../common/pagination/page.query.js';
+import { CursorPageQuery } from '../../common/pagination/page.query.js';
 import { EXECUTION_STATUSES, type ExecutionStatus } from '../entities/workflow-execution.entity.js';
 
 /** Filters of the workflow and trigger execution lists; the dates bound started_at / triggered_at. */
-export class ListExecutionsQuery extends PageQuery {
+export class ListExecutionsQuery extends CursorPageQuery {
   @ApiPropertyOptional({ enum: EXECUTION_STATUSES })
   @IsOptional()
   @IsIn(EXECUTION_STATUSES as unknown as string[], { message: `status must be one of ${EXECUTION_STATUSES.join(', ')}` })

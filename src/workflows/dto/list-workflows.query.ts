@@ -1,11 +1,11 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString } from 'class-validator';
 import { CHANNELS } from '../../common/channels.js';
-import { PageQuery } from '../../common/pagination/page.query.js';
+import { CursorPageQuery } from '../../common/pagination/page.query.js';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from '../entities/workflow.entity.js';
 import { TextLength } from '../../common/validation/text-length.decorator.js';
 
-export class ListWorkflowsQuery extends PageQuery {
+export class ListWorkflowsQuery extends CursorPageQuery {
   @ApiPropertyOptional({ enum: WORKFLOW_STATUSES })
   @IsOptional()
   @IsIn(WORKFLOW_STATUSES as unknown as string[], { message: `status must be one of ${WORKFLOW_STATUSES.join(', ')}` })

@@ -1,0 +1,141 @@
+// Seeds a large history straight into the database with INSERT ... SELECT generate_series (no API
+// round trips): in the organization of the bench's API key, WORKFLOWS workflows (names and
+// descriptions from a small vocabulary, for search), and one "history" workflow with an api
+// trigger holding EXECUTIONS executions over the last 365 days, each with its trigger execution,
+// 2 steps and 3 messages (2 sent, 1 received), customers from a pool, ~1% still running (the most
+// recent ones), ~10% failed. Rows go in in time order, in batches, through the same triggers as
+// the service's writes (rollups, counters), so the rollups, indexes and counters are what a year
+// of traffic would leave; the workflow's and trigger's counters are then set from the rows, as
+// the engine's statements would have kept them. `scale` multiplies every count (BENCH_HISTORY_SCALE).
+import { round } from './load.mjs';
+
+const FULL = { workflows: 100_000, executions: 1_000_000, customers: 50_000 };
+const BATCH = 100_000;
+const WORDS = ['order', 'refund', 'booking', 'support', 'lead', 'survey', 'delivery', 'invoice', 'appointment', 'feedback'];
+
+/** Runs `sql` and returns its duration in seconds. */
+async function timed(db, sql, values) {
+  const start = Date.now();
+  await db.query(sql, values);
+  return (Date.now() - start) / 1000;
+}
+
+export async function seedHistory(db, { scale = 1, log = () => {} } = {}) {
+  const counts = {
+    workflows: Math.max(10, Math.round(FULL.workflows * scale)),
+    executions: Math.max(100, Math.round(FULL.executions * scale)),
+    customers: Math.max(10, Math.round(FULL.customers * scale)),
+  };
+  const started = Date.now();
+  const steps = {};
+  const { rows: [{ organization_id: organizationId }] } = await db.query(`SELECT organization_id FROM api_keys ORDER BY created_at LIMIT 1`);
+
+  // The per-organization count trigger updates the organization's row once per workflow; 100,000
+  // updates of one row in one transaction walk an ever longer chain of its versions (quadratic).
+  // Off for the bulk insert, then the count set from the rows, as the trigger would have left it.
+  await db.query(`ALTER TABLE workflows DISABLE TRIGGER workflows_count_insert_delete`);
+  steps.workflows = await timed(
+    db,
+    `INSERT INTO workflows (organization_id, name, description, channel, status, configuration, created_at, updated_at)
+     SELECT $1, 'Workflow ' || lpad(i::text, 6, '0') || ' ' || ($3::text[])[1 + i % 10] || ' ' || ($3::text[])[1 + (i / 10) % 10],
+            'Handles ' || ($3::text[])[1 + (i / 7) % 10] || ' requests for team ' || (i % 97),
+            (ARRAY['whatsapp', 'instagram', 'voice'])[1 + i % 3], (ARRAY['draft', 'active', 'inactive'])[1 + i % 3],
+            '{"nodes":[{"id":"a","type":"message","content":"hi"}]}',
+            now() - interval '365 days' + i * (interval '365 days' / $2), now() - interval '365 days' + i * (interval '365 days' / $2)
+       FROM generate_series(1, $2::int) i`,
+    [organizationId, counts.workflows, WORDS],
+  );
+  await db.query(`ALTER TABLE workflows ENABLE TRIGGER workflows_count_insert_delete`);
+  await db.query(`UPDATE organizations SET workflow_count = (SELECT count(*) FROM workflows WHERE organization_id = $1) WHERE id = $1`, [organizationId]);
+  const { rows: [{ id: workflowId }] } = await db.query(
+    `INSERT INTO workflows (organization_id, name, description, channel, status, configuration, activated_at)
+     VALUES ($1, 'history', 'A year of executions', 'whatsapp', 'active',
+             '{"nodes":[{"id":"greet","type":"message","content":"Hi","next":"status"},{"id":"status","type":"message","content":"On its way"}]}', now())
+     RETURNING id`,
+    [organizationId],
+  );
+  await db.query(`INSERT INTO workflow_versions (workflow_id, version, configuration) SELECT id, 1, configuration FROM workflows WHERE id = $1`, [workflowId]);
+  const { rows: [{ id: triggerId }] } = await db.query(
+    `INSERT INTO triggers (organization_id, workflow_id, name, type, channel, configuration)
+     VALUES ($1, $2, 'history api', 'api', 'whatsapp', '{"rate_limit":100,"authentication":"bearer"}') RETURNING id`,
+    [organizationId, workflowId],
+  );
+  steps.customers = await timed(
+    db,
+    `INSERT INTO customers (organization_id, external_id, channel, first_seen_at, last_seen_at)
+     SELECT $1, 'customer-' || i, 'whatsapp', now() - interval '365 days', now() FROM generate_series(1, $2::int) i`,
+    [organizationId, counts.customers],
+  );
+
+  // Executions in time order, so that their time-ordered keys follow started_at as they would.
+  steps.executions = 0;
+  for (let from = 1; from <= counts.executions; from += BATCH) {
+    const to = Math.min(counts.executions, from + BATCH - 1);
+    steps.executions += await timed(
+      db,
+      `WITH g AS MATERIALIZED (
+         SELECT i, uuid_v7() AS id, uuid_v7() AS te_id,
+                now() - interval '365 days' + i * (interval '365 days' / $5) + (hashint4(i) % 1000) * interval '1 millisecond' AS started_at,
+                CASE WHEN i > $5 * 0.99 THEN 'running' WHEN hashint4(i * 7) % 10 = 0 THEN 'failed' ELSE 'success' END AS status,
+                200 + abs(hashint4(i * 13)) % 600000 AS duration_ms,
+                1 + abs(hashint4(i * 31)) % $6 AS customer_no,
+                (ARRAY['whatsapp', 'instagram', 'voice'])[1 + abs(hashint4(i * 17)) % 3] AS channel
+           FROM generate_series($3::int, $4::int) i ORDER BY i
+       ), c AS (
+         SELECT g.*, cu.id AS customer_id FROM g JOIN customers cu ON cu.organization_id = $1 AND cu.external_id = 'customer-' || g.customer_no
+       ), e AS (
+         INSERT INTO workflow_executions (id, organization_id, workflow_id, workflow_version, trigger_id, trigger_execution_id, customer_id, customer_ref,
+                                          channel, status, input, output, state, started_at, completed_at, duration_ms, created_at, updated_at)
+         SELECT id, $1, $2, 1, $7, te_id, customer_id, 'customer-' || customer_no, channel, status, jsonb_build_object('message', 'order ' || i),
+                CASE WHEN status <> 'running' THEN jsonb_build_object('response', 'On its way', 'next_action', CASE WHEN status = 'success' THEN 'end' ELSE 'abort' END) END,
+                '{}', started_at, CASE WHEN status <> 'running' THEN started_at + duration_ms * interval '1 millisecond' END,
+                CASE WHEN status <> 'running' THEN duration_ms END, started_at, started_at
+           FROM c ORDER BY i
+         RETURNING id
+       ), te AS (
+         INSERT INTO trigger_executions (id, organization_id, trigger_id, workflow_id, workflow_execution_id, status, input, triggered_at, completed_at, duration_ms, created_at)
+         SELECT te_id, $1, $7, $2, id, status, jsonb_build_object('message', 'order ' || i, 'customer_id', 'customer-' || customer_no, 'channel', channel),
+                started_at, CASE WHEN status <> 'running' THEN started_at + duration_ms * interval '1 millisecond' END,
+                CASE WHEN status <> 'running' THEN duration_ms END, started_at
+           FROM c ORDER BY i
+       ), s AS (
+         INSERT INTO execution_steps (id, execution_id, node_id, type, status, started_at, completed_at, duration_ms, input, output, created_at)
+         SELECT uuid_v7(), id, n.node, 'message', 'completed', started_at + n.k * interval '5 milliseconds', started_at + n.k * interval '5 milliseconds' + interval '3 milliseconds',
+                3, '{}', jsonb_build_object('message_sent', true), started_at + n.k * interval '5 milliseconds'
+           FROM c CROSS JOIN (VALUES (0, 'greet'), (1, 'status')) n(k, node)
+          WHERE status <> 'running' OR n.k = 0
+          ORDER BY i, n.k
+       )
+       INSERT INTO messages (id, organization_id, customer_id, channel, direction, content, execution_id, node_id, created_at)
+       SELECT uuid_v7(), $1, customer_id, channel, m.direction, m.content, id, m.node, started_at + m.k * interval '5 milliseconds'
+         FROM c CROSS JOIN (VALUES (0, 'inbound', 'order status please', NULL), (1, 'outbound', 'Hi', 'greet'), (2, 'outbound', 'On its way', 'status')) m(k, direction, content, node)
+        ORDER BY i, m.k`,
+      [organizationId, workflowId, from, to, counts.executions, counts.customers, triggerId],
+    );
+    log(`  seeded executions ${to}/${counts.executions}`);
+  }
+  // The counters the engine's statements keep, from the rows.
+  await db.query(
+    `UPDATE workflows w SET execution_count = c.n, success_count = c.s, failure_count = c.f
+       FROM (SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'success')::int AS s, count(*) FILTER (WHERE status = 'failed')::int AS f
+               FROM workflow_executions WHERE workflow_id = $1) c
+      WHERE w.id = $1`,
+    [workflowId],
+  );
+  await db.query(`UPDATE triggers SET execution_count = (SELECT count(*) FROM trigger_executions WHERE trigger_id = $1), last_triggered = now() WHERE id = $1`, [triggerId]);
+  steps.vacuum_analyze = await timed(db, `VACUUM ANALYZE`);
+  const { rows: [sizes] } = await db.query(
+    `SELECT (SELECT count(*) FROM workflow_executions)::int AS executions, (SELECT count(*) FROM execution_steps)::int AS steps,
+            (SELECT count(*) FROM messages)::int AS messages, (SELECT count(*) FROM workflows WHERE organization_id = $1)::int AS workflows,
+            pg_size_pretty(pg_database_size(current_database())) AS database_size`,
+    [organizationId],
+  );
+  return {
+    organizationId,
+    workflowId,
+    triggerId,
+    counts: sizes,
+    seconds: round((Date.now() - started) / 1000, 1),
+    steps_s: Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, round(v, 1)])),
+  };
+}

@@ -1,0 +1,257 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import type { OptionalDateRange } from '../common/date-range.js';
+import type { Cursor } from '../common/pagination/cursor.js';
+import { SqlStatement } from '../database/sql-statement.js';
+import type { ExecutionStatus, WorkflowExecution } from './entities/workflow-execution.entity.js';
+import type { TriggerExecution } from './entities/trigger-execution.entity.js';
+
+/** A list's filters, as the two execution lists share them. */
+export interface ExecutionListFilter {
+  status?: ExecutionStatus;
+  range: OptionalDateRange;
+}
+
+/** Where a page starts: an offset (`page`), or just after a row's sort key (`after` cursor). */
+export type PageStart = { offset: number; after?: undefined } | { offset?: undefined; after: Cursor };
+
+/** A page's rows carry their sort key (`sortKey`, microseconds since the epoch) for the next cursor. */
+export interface Keyed {
+  id: string;
+  sortKey: string;
+}
+
+/** The columns of one list (workflow or trigger executions) and the index that orders it. */
+interface ListShape {
+  table: string;
+  /** The parent column (workflow_id, trigger_id) and the time column the list is ordered and filtered by. */
+  parent: string;
+  time: string;
+  /** The selected columns, aliased to the entity's property names. */
+  columns: string;
+  /** The hourly rollup of the list's rows (migration ExecutionRollups). */
+  hours: string;
+}
+
+const WORKFLOW_LIST: ListShape = {
+  table: 'workflow_executions',
+  parent: 'workflow_id',
+  time: 'started_at',
+  columns: `e.id, e.workflow_id AS "workflowId", e.status, e.started_at AS "startedAt", e.completed_at AS "completedAt",
+    e.duration_ms AS "durationMs", e.customer_ref AS "customerRef", e.channel, e.input, e.output,
+    e.workflow_version AS "workflowVersion", e.trigger_id AS "triggerId"`,
+  hours: 'workflow_execution_hours',
+};
+
+const TRIGGER_LIST: ListShape = {
+  table: 'trigger_executions',
+  parent: 'trigger_id',
+  time: 'triggered_at',
+  columns: `e.id, e.organization_id AS "organizationId", e.trigger_id AS "triggerId", e.workflow_id AS "workflowId",
+    e.workflow_execution_id AS "workflowExecutionId", e.status, e.input, e.error, e.triggered_at AS "triggeredAt",
+    e.completed_at AS "completedAt", e.duration_ms AS "durationMs", e.created_at AS "createdAt"`,
+  hours: 'trigger_execution_hours',
+};
+
+/** Which optional filters a request uses: a key naming its statements, and the conditions' values after the parent. */
+function filterKey(filter: ExecutionListFilter, start: PageStart): { key: string; values: unknown[] } {
+  let key = '';
+  const values: unknown[] = [];
+  if (filter.status) {
+    key += 's';
+    values.push(filter.status);
+  }
+  if (filter.range.start) {
+    key += 'a';
+    values.push(filter.range.start);
+  }
+  if (filter.range.end) {
+    key += 'b';
+    values.push(filter.range.end);
+  }
+  if (start.after) {
+    key += 'k';
+    values.push(start.after.micros, start.after.id);
+  }
+  return { key, values };
+}
+
+/**
+ * The page statements of one list for one combination of filters, `$1` the parent and `$2` the
+ * organization. The page's ids are chosen first by an index-only scan of the list's index
+ * ((parent, time, id), or (parent, status, time, id) with a status filter): an OFFSET then steps
+ * over index entries only, never over the wide rows it discards (input/output jsonb), and only
+ * the page's rows are read from the table. `desc` false walks the index from the oldest end, for
+ * pages nearer that end (see ExecutionListsRepository.page).
+ */
+function pageStatement(shape: ListShape, key: string, desc: boolean): SqlStatement<Record<string, unknown>> {
+  const conditions = [`${shape.parent} = $1`];
+  let n = 2;
+  if (key.includes('s')) conditions.push(`status = $${++n}`);
+  if (key.includes('a')) conditions.push(`${shape.time} >= $${++n}`);
+  if (key.includes('b')) conditions.push(`${shape.time} <= $${++n}`);
+  // Before the end of the hour a deep offset lands in (ExecutionListsRepository.skipTo).
+  if (key.includes('h')) conditions.push(`${shape.time} < $${++n}`);
+  if (key.includes('k')) {
+    // The row-value comparison is one index condition: the scan starts right after the cursor.
+    conditions.push(`(${shape.time}, id) < (timestamptz 'epoch' + $${n + 1}::bigint * interval '1 microsecond', $${n + 2}::uuid)`);
+    n += 2;
+  }
+  const order = desc ? 'DESC' : 'ASC';
+  const name = `${shape.table}.page.${key}.${desc ? 'd' : 'a'}`;
+  return new SqlStatement(
+    `SELECT ${shape.columns}, (EXTRACT(EPOCH FROM p.${shape.time}) * 1000000)::bigint::text AS "sortKey"
+       FROM (SELECT id, ${shape.time} FROM ${shape.table} WHERE ${conditions.join(' AND ')}
+              ORDER BY ${shape.time} ${order}, id ${order} LIMIT $${n + 1} OFFSET $${n + 2}) p
+       JOIN ${shape.table} e ON e.id = p.id
+      WHERE e.organization_id = $2
+      ORDER BY p.${shape.time} ${order}, p.id ${order}`,
+    // Planned once per connection: the plan (the list's index, by the parent) is right at any size.
+    { prepareAs: name },
+  );
+}
+
+/** count(*) of the filtered rows, through the index matching the filter (no cursor: totals ignore it). */
+function countStatement(shape: ListShape, key: string): SqlStatement<{ total: number }> {
+  const conditions = [`${shape.parent} = $1`, 'organization_id = $2'];
+  let n = 2;
+  if (key.includes('s')) conditions.push(`status = $${++n}`);
+  if (key.includes('a')) conditions.push(`${shape.time} >= $${++n}`);
+  if (key.includes('b')) conditions.push(`${shape.time} <= $${++n}`);
+  return new SqlStatement(`SELECT count(*)::int AS total FROM ${shape.table} WHERE ${conditions.join(' AND ')}`, {
+    prepareAs: `${shape.table}.count.${key}`,
+  });
+}
+
+const KEYS = ['', 's', 'a', 'b', 'sa', 'sb', 'ab', 'sab'];
+
+/**
+ * Where an offset lands, from the hourly rollups (one row per hour and channel): the hour holding
+ * the row at position `$3` of the newest-first list (of status `$2`, or all), and how many rows
+ * the newer hours hold. `$1` is the parent.
+ */
+function skipStatement(shape: ListShape): SqlStatement<{ hour: Date; before: string; total: string }> {
+  return new SqlStatement(
+    `SELECT hour, before::text, total::text FROM (
+       SELECT hour, n, sum(n) OVER (ORDER BY hour DESC) - n AS before, sum(n) OVER () AS total
+         FROM (SELECT hour, sum(CASE $2::text WHEN 'success' THEN successful WHEN 'failed' THEN failed
+                                              WHEN 'running' THEN executions - successful - failed ELSE executions END) AS n
+                 FROM ${shape.hours} WHERE ${shape.parent} = $1 GROUP BY hour) h
+     ) c
+     WHERE before <= $3 AND before + n > $3`,
+    { prepareAs: `${shape.hours}.skip` },
+  );
+}
+
+/** Offsets below this are stepped over in the index; deeper ones first skip whole hours. */
+const SKIP_FROM_OFFSET = 2000;
+
+class ListStatements {
+  private readonly pages = new Map<string, SqlStatement<Record<string, unknown>>>();
+  private readonly counts = new Map<string, SqlStatement<{ total: number }>>();
+  readonly skip: SqlStatement<{ hour: Date; before: string; total: string }>;
+
+  constructor(readonly shape: ListShape) {
+    this.skip = skipStatement(shape);
+    for (const key of ['h', 'sh']) this.pages.set(`${key}.d`, pageStatement(shape, key, true));
+    for (const key of KEYS) {
+      this.counts.set(key, countStatement(shape, key));
+      for (const cursorKey of [key, `${key}k`]) {
+        this.pages.set(`${cursorKey}.d`, pageStatement(shape, cursorKey, true));
+        this.pages.set(`${cursorKey}.a`, pageStatement(shape, cursorKey, false));
+      }
+    }
+  }
+
+  page(key: string, desc: boolean): SqlStatement<Record<string, unknown>> {
+    return this.pages.get(`${key}.${desc ? 'd' : 'a'}`) as SqlStatement<Record<string, unknown>>;
+  }
+
+  count(key: string): SqlStatement<{ total: number }> {
+    return this.counts.get(key.replace('k', '')) as SqlStatement<{ total: number }>;
+  }
+}
+
+const WORKFLOW_STATEMENTS = new ListStatements(WORKFLOW_LIST);
+const TRIGGER_STATEMENTS = new ListStatements(TRIGGER_LIST);
+
+/** The statements as sent, for bench/explain-history.mjs (the plans of docs/PERFORMANCE.md). */
+export const EXECUTION_LIST_STATEMENTS = { workflow: WORKFLOW_STATEMENTS, trigger: TRIGGER_STATEMENTS };
+
+/**
+ * The two execution lists in hand-written SQL. The caller supplies the unfiltered (or
+ * status-only) total when the parent's counters know it exactly; otherwise the matches are
+ * counted by count(*) over the index that matches the filter. TypeORM's findAndCount with a
+ * select counted DISTINCT over every selected column (jsonb included): a scan and an on-disk sort
+ * of the parent's every execution per request.
+ */
+@Injectable()
+export class ExecutionListsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  workflowPage(organizationId: string, workflowId: string, filter: ExecutionListFilter, start: PageStart, limit: number, knownTotal: number | null) {
+    return this.page(WORKFLOW_STATEMENTS, organizationId, workflowId, filter, start, limit, knownTotal) as Promise<
+      [(WorkflowExecution & Keyed)[], number]
+    >;
+  }
+
+  triggerPage(organizationId: string, triggerId: string, filter: ExecutionListFilter, start: PageStart, limit: number, knownTotal: number | null) {
+    return this.page(TRIGGER_STATEMENTS, organizationId, triggerId, filter, start, limit, knownTotal) as Promise<[(TriggerExecution & Keyed)[], number]>;
+  }
+
+  /**
+   * One page and the total. Without a date filter, an offset of SKIP_FROM_OFFSET or more first
+   * finds, from the hourly rollups, the hour it lands in and how many rows the newer hours hold,
+   * then steps only over that hour's rows before it: the deepest page costs a read of the
+   * parent's rollup rows (one per hour and channel) instead of half a million index entries.
+   * With a date filter, an offset past the middle of the list is read from its other end
+   * (ascending, offset `total - offset - limit`, then reversed). The rollups change in the
+   * transactions of the rows they count, so the page is the one `page` names, as exactly as an
+   * offset page under concurrent inserts can be.
+   */
+  private async page(
+    statements: ListStatements,
+    organizationId: string,
+    parentId: string,
+    filter: ExecutionListFilter,
+    start: PageStart,
+    limit: number,
+    knownTotal: number | null,
+  ): Promise<[unknown[], number]> {
+    const { key, values } = filterKey(filter, start);
+    const undated = !filter.range.start && !filter.range.end;
+    if (!start.after && undated && (start.offset >= SKIP_FROM_OFFSET || knownTotal === null)) {
+      // The rollups also give the total of a status the parent has no counter for (a trigger's).
+      const [landing] = await statements.skip.run(this.dataSource, [parentId, filter.status ?? 'all', start.offset]);
+      if (!landing) {
+        // Past the end: the total is the first row's, if the list has any.
+        const [first] = knownTotal === null ? await statements.skip.run(this.dataSource, [parentId, filter.status ?? 'all', 0]) : [];
+        return [[], knownTotal ?? Number(first?.total ?? 0)];
+      }
+      const total = knownTotal ?? Number(landing.total);
+      const before = Number(landing.before);
+      const hourEnd = new Date(landing.hour.getTime() + 3_600_000);
+      const rows = await statements
+        .page(`${key}h`, true)
+        .run(this.dataSource, [parentId, organizationId, ...values, hourEnd, limit, start.offset - before]);
+      return [rows, total];
+    }
+    const countValues = values.slice(0, start.after ? -2 : undefined);
+    const total = knownTotal ?? (await statements.count(key).run(this.dataSource, [parentId, organizationId, ...countValues]))[0].total;
+    if (start.after) {
+      const rows = await statements.page(key, true).run(this.dataSource, [parentId, organizationId, ...values, limit, 0]);
+      return [rows, total];
+    }
+    const offset = start.offset;
+    if (offset >= total) return [[], total];
+    if (offset + limit / 2 > total / 2) {
+      const fromEnd = Math.max(0, total - offset - limit);
+      const take = Math.min(limit, total - offset);
+      const rows = await statements.page(key, false).run(this.dataSource, [parentId, organizationId, ...values, take, fromEnd]);
+      return [rows.reverse(), total];
+    }
+    const rows = await statements.page(key, true).run(this.dataSource, [parentId, organizationId, ...values, limit, offset]);
+    return [rows, total];
+  }
+}
