@@ -2,6 +2,7 @@ import { Foundation1763769600000 } from './1763769600000-Foundation.js';
 import { ExecutionEngine1763856000000 } from './1763856000000-ExecutionEngine.js';
 import { WorkflowCounts1763942400000 } from './1763942400000-WorkflowCounts.js';
 import { DropUnreadIndexes1764028800000 } from './1764028800000-DropUnreadIndexes.js';
+import { Webhooks1765000000000 } from './1765000000000-Webhooks.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
-export const MIGRATIONS = [Foundation1763769600000, ExecutionEngine1763856000000, WorkflowCounts1763942400000, DropUnreadIndexes1764028800000];
+export const MIGRATIONS = [Foundation1763769600000, ExecutionEngine1763856000000, WorkflowCounts1763942400000, DropUnreadIndexes1764028800000, Webhooks1765000000000];

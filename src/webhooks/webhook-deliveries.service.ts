@@ -1,0 +1,156 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { SecretBox } from '../common/crypto/secret-box.js';
+import { AppConfig } from '../config/app-config.js';
+import { DeliveryClient } from './delivery/delivery-client.js';
+import { outcomeOf, retryDelayMs, type AttemptResult } from './delivery/outcome.js';
+import { deliveryHeaders, type DeliveryPayload } from './delivery/signing.js';
+import type { AttemptStatus } from './entities/webhook-delivery-attempt.entity.js';
+import type { Webhook } from './entities/webhook.entity.js';
+import { webhookAttempts, webhookAttemptSeconds, webhookRelayLagSeconds } from './webhooks.metrics.js';
+
+/** A delivery as an attempt reads it (raw row of webhook_deliveries). */
+interface DeliveryRow {
+  id: string;
+  organization_id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  event_timestamp: Date;
+  data: Record<string, unknown>;
+  attempts: number;
+}
+
+interface WebhookRow {
+  id: string;
+  url: string;
+  secret_encrypted: string;
+  active: boolean;
+  max_retries: number;
+  retry_delay_ms: number;
+}
+
+export interface AttemptReport {
+  deliveryId: string;
+  status: AttemptStatus;
+  result: AttemptResult;
+  attemptedAt: Date;
+  /** Set when the delivery is to be retried. */
+  retryInMs?: number;
+}
+
+/**
+ * One attempt of a delivery, as DESIGN §8 rules: sign, send, classify, write one log row, update the
+ * delivery, disable the webhook on 410. Used by the queue processor and, synchronously, by the test
+ * endpoint (one attempt, never retried).
+ */
+@Injectable()
+export class WebhookDeliveriesService {
+  private readonly logger = new Logger(WebhookDeliveriesService.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly secretBox: SecretBox,
+    private readonly client: DeliveryClient,
+    private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Makes the due attempt of a pending delivery. Returns what happened, `{ busy }` when another
+   * worker holds its lease (one delivery never runs twice at once), or null when it is finished.
+   */
+  async attempt(deliveryId: string): Promise<AttemptReport | { busyForMs: number } | null> {
+    const leaseMs = this.config.webhooks.timeoutMs + 30_000;
+    const leased = (await this.dataSource.query(
+      `UPDATE webhook_deliveries SET locked_until = now() + $2::int * interval '1 millisecond'
+        WHERE id = $1 AND status = 'pending' AND (locked_until IS NULL OR locked_until < now())
+        RETURNING id, organization_id, webhook_id, event_id, event_type, event_timestamp, data, attempts`,
+      [deliveryId, leaseMs],
+    )) as [DeliveryRow[], number];
+    const delivery = leased[0][0];
+    if (!delivery) {
+      const [held] = (await this.dataSource.query(
+        `SELECT GREATEST(0, EXTRACT(EPOCH FROM (locked_until - now())) * 1000)::int AS ms FROM webhook_deliveries WHERE id = $1 AND status = 'pending'`,
+        [deliveryId],
+      )) as { ms: number }[];
+      return held ? { busyForMs: Math.max(1000, held.ms) } : null;
+    }
+    const [webhook] = (await this.dataSource.query(
+      `SELECT id, url, secret_encrypted, active, max_retries, retry_delay_ms FROM webhooks WHERE id = $1`,
+      [delivery.webhook_id],
+    )) as WebhookRow[];
+    if (!webhook || !webhook.active) {
+      // Disabled or deleted since the event: nothing is sent; the delivery ends without an attempt.
+      await this.dataSource.query(`UPDATE webhook_deliveries SET status = 'failed', locked_until = NULL, completed_at = now() WHERE id = $1`, [deliveryId]);
+      return null;
+    }
+    return this.send(webhook, delivery, true);
+  }
+
+  /** The test endpoint: one signed attempt of a new delivery, logged as attempt 1, never retried. */
+  async test(webhook: Webhook, eventType: string, data: Record<string, unknown>): Promise<AttemptReport> {
+    const [row] = (await this.dataSource.query(
+      `INSERT INTO webhook_deliveries (organization_id, webhook_id, event_id, event_type, event_timestamp, data, status, attempts, locked_until)
+       VALUES ($1, $2, gen_random_uuid(), $3, now(), $4::jsonb, 'pending', 0, now() + interval '1 minute')
+       RETURNING id, organization_id, webhook_id, event_id, event_type, event_timestamp, data, attempts`,
+      [webhook.organizationId, webhook.id, eventType, JSON.stringify(data)],
+    )) as DeliveryRow[];
+    const webhookRow: WebhookRow = {
+      id: webhook.id,
+      url: webhook.url,
+      secret_encrypted: webhook.secretEncrypted,
+      active: webhook.active,
+      max_retries: 0,
+      retry_delay_ms: webhook.retryDelayMs,
+    };
+    return this.send(webhookRow, row as DeliveryRow, false);
+  }
+
+  private async send(webhook: WebhookRow, delivery: DeliveryRow, retries: boolean): Promise<AttemptReport> {
+    const attempt = delivery.attempts + 1;
+    const payload: DeliveryPayload = {
+      id: delivery.event_id,
+      type: delivery.event_type,
+      timestamp: new Date(delivery.event_timestamp).toISOString(),
+      data: delivery.data,
+      metadata: { webhook_id: webhook.id, retry_count: delivery.attempts, version: '1' },
+    };
+    const body = JSON.stringify(payload);
+    const secret = this.secretBox.open(webhook.secret_encrypted, webhook.id);
+    const attemptedAt = new Date();
+    if (attempt === 1 && retries) webhookRelayLagSeconds.observe((attemptedAt.getTime() - new Date(delivery.event_timestamp).getTime()) / 1000);
+    const result = await this.client.send(new URL(webhook.url), deliveryHeaders([secret], delivery.id, delivery.event_type, body, attemptedAt), body);
+    webhookAttemptSeconds.observe(result.responseTimeMs / 1000);
+
+    const outcome = outcomeOf(result);
+    let status: AttemptStatus = outcome === 'delivered' ? 'delivered' : 'failed';
+    let retryInMs: number | undefined;
+    if (outcome === 'retry' && retries && attempt <= webhook.max_retries) {
+      status = 'retrying';
+      retryInMs = retryDelayMs(attempt, webhook.retry_delay_ms, result.retryAfterMs);
+    }
+    const gone = result.statusCode === 410;
+    const errorMessage = gone ? 'HTTP 410 Gone: webhook disabled' : result.error;
+    await this.dataSource.transaction(async (manager) => {
+      await manager.query(
+        `INSERT INTO webhook_delivery_attempts
+           (organization_id, webhook_id, delivery_id, event_type, attempt, status, response_code, response_time_ms, delivered_at, error_message)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [delivery.organization_id, webhook.id, delivery.id, delivery.event_type, attempt, status, result.statusCode, result.responseTimeMs, attemptedAt, errorMessage],
+      );
+      await manager.query(
+        `UPDATE webhook_deliveries
+            SET attempts = $2, status = $3::varchar, locked_until = NULL,
+                next_attempt_at = CASE WHEN $3::varchar = 'pending' THEN now() + $4::int * interval '1 millisecond' END,
+                completed_at = CASE WHEN $3::varchar = 'pending' THEN NULL ELSE now() END
+          WHERE id = $1`,
+        [delivery.id, attempt, status === 'retrying' ? 'pending' : status, retryInMs ?? 0],
+      );
+      if (gone) await manager.query(`UPDATE webhooks SET active = false, updated_at = now() WHERE id = $1 AND active`, [webhook.id]);
+    });
+    if (gone) this.logger.warn(`Webhook ${webhook.id} answered 410 Gone and was disabled`);
+    webhookAttempts.inc({ status });
+    return { deliveryId: delivery.id, status, result, attemptedAt, retryInMs };
+  }
+}
