@@ -61,7 +61,7 @@ export class WebhookDeliveriesService {
    * worker holds its lease (one delivery never runs twice at once), or null when it is finished.
    */
   async attempt(deliveryId: string): Promise<AttemptReport | { busyForMs: number } | null> {
-    const leaseMs = this.config.webhooks.timeoutMs + 30_000;
+    const leaseMs = this.config.webhooks.timeoutMs + 5_000;
     const leased = (await this.dataSource.query(
       `UPDATE webhook_deliveries SET locked_until = now() + $2::int * interval '1 millisecond'
         WHERE id = $1 AND status = 'pending' AND (locked_until IS NULL OR locked_until < now())

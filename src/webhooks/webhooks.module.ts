@@ -18,7 +18,7 @@ import { WebhooksService } from './webhooks.service.js';
     // A worker killed mid-attempt loses its lock after lockDuration; another worker then runs the job again.
     BullModule.registerQueue({
       name: WEBHOOKS_QUEUE,
-      settings: { lockDuration: 30_000, stalledInterval: 5_000, maxStalledCount: 5, backoffStrategies: { [WEBHOOK_BACKOFF]: webhookBackoff } },
+      settings: { lockDuration: 15_000, stalledInterval: 5_000, maxStalledCount: 5, backoffStrategies: { [WEBHOOK_BACKOFF]: webhookBackoff } },
     }),
   ],
   controllers: [WebhooksController],
