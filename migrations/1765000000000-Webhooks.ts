@@ -27,6 +27,8 @@ export class Webhooks1765000000000 implements MigrationInterface {
         url varchar(2048) NOT NULL,
         events text[] NOT NULL,
         secret_encrypted text NOT NULL,
+        previous_secret_encrypted text,
+        previous_secret_expires_at timestamptz,
         active boolean NOT NULL DEFAULT true,
         max_retries int NOT NULL DEFAULT 3 CHECK (max_retries BETWEEN 0 AND 10),
         retry_delay_ms int NOT NULL DEFAULT 1000 CHECK (retry_delay_ms BETWEEN 100 AND 30000),

@@ -26,6 +26,7 @@ export class AppConfig {
     allowedCidrs: string[];
     caFile?: string;
     outboxRetentionMs: number;
+    disableAfterMs: number;
   };
   readonly ai: {
     provider: 'builtin' | 'openai';
@@ -60,6 +61,7 @@ export class AppConfig {
       allowedCidrs: (env.WEBHOOK_ALLOWED_CIDRS ?? '').split(',').map((c) => c.trim()).filter((c) => c !== ''),
       caFile: env.WEBHOOK_CA_FILE,
       outboxRetentionMs: parseDuration(env.OUTBOX_RETENTION),
+      disableAfterMs: parseDuration(env.WEBHOOK_DISABLE_AFTER),
     };
     if (env.AI_PROVIDER === 'openai' && !env.AI_BASE_URL) {
       throw new ConfigError('Invalid configuration:\n  AI_BASE_URL: required when AI_PROVIDER=openai');

@@ -159,6 +159,11 @@ export class EnvVars {
   @IsString()
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'OUTBOX_RETENTION must be a duration such as 604800, 12h or 7d' })
   OUTBOX_RETENTION: string = '7d';
+
+  /** A webhook whose every delivery has failed for this long is disabled. */
+  @IsString()
+  @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'WEBHOOK_DISABLE_AFTER must be a duration such as 259200, 12h or 3d' })
+  WEBHOOK_DISABLE_AFTER: string = '72h';
 }
 
 export class ConfigError extends Error {}

@@ -26,6 +26,8 @@ interface WebhookRow {
   id: string;
   url: string;
   secret_encrypted: string;
+  previous_secret_encrypted: string | null;
+  previous_secret_expires_at: Date | null;
   active: boolean;
   max_retries: number;
   retry_delay_ms: number;
@@ -77,7 +79,7 @@ export class WebhookDeliveriesService {
       return held ? { busyForMs: Math.max(1000, held.ms) } : null;
     }
     const [webhook] = (await this.dataSource.query(
-      `SELECT id, url, secret_encrypted, active, max_retries, retry_delay_ms FROM webhooks WHERE id = $1`,
+      `SELECT id, url, secret_encrypted, previous_secret_encrypted, previous_secret_expires_at, active, max_retries, retry_delay_ms FROM webhooks WHERE id = $1`,
       [delivery.webhook_id],
     )) as WebhookRow[];
     if (!webhook || !webhook.active) {
@@ -100,11 +102,40 @@ export class WebhookDeliveriesService {
       id: webhook.id,
       url: webhook.url,
       secret_encrypted: webhook.secretEncrypted,
+      previous_secret_encrypted: webhook.previousSecretEncrypted,
+      previous_secret_expires_at: webhook.previousSecretExpiresAt,
       active: webhook.active,
       max_retries: 0,
       retry_delay_ms: webhook.retryDelayMs,
     };
     return this.send(webhookRow, row as DeliveryRow, false);
+  }
+
+  /**
+   * True when the webhook has had no successful attempt since its first failure at least
+   * WEBHOOK_DISABLE_AFTER ago (every delivery has failed for that long).
+   */
+  private async failingSince(webhookId: string, now: Date): Promise<boolean> {
+    const [row] = (await this.dataSource.query(
+      `WITH last_ok AS (SELECT max(delivered_at) AS at FROM webhook_delivery_attempts WHERE webhook_id = $1 AND status = 'delivered')
+       SELECT min(a.delivered_at) AS first_failure FROM webhook_delivery_attempts a, last_ok
+        WHERE a.webhook_id = $1 AND a.status <> 'delivered' AND (last_ok.at IS NULL OR a.delivered_at > last_ok.at)`,
+      [webhookId],
+    )) as { first_failure: Date | null }[];
+    return !!row?.first_failure && now.getTime() - new Date(row.first_failure).getTime() >= this.config.webhooks.disableAfterMs;
+  }
+
+  /** New pending deliveries of the events of the given deliveries (resend, recover); returns their ids. */
+  async redeliver(webhookId: string, deliveryIds: string[]): Promise<string[]> {
+    if (deliveryIds.length === 0) return [];
+    const rows = (await this.dataSource.query(
+      `INSERT INTO webhook_deliveries (organization_id, webhook_id, event_id, event_type, event_timestamp, data, status, next_attempt_at)
+       SELECT organization_id, $1, event_id, event_type, event_timestamp, data, 'pending', now()
+         FROM webhook_deliveries WHERE id = ANY ($2::uuid[]) AND webhook_id = $1
+       RETURNING id`,
+      [webhookId, deliveryIds],
+    )) as { id: string }[];
+    return rows.map((r) => r.id);
   }
 
   private async send(webhook: WebhookRow, delivery: DeliveryRow, retries: boolean): Promise<AttemptReport> {
@@ -117,10 +148,14 @@ export class WebhookDeliveriesService {
       metadata: { webhook_id: webhook.id, retry_count: delivery.attempts, version: '1' },
     };
     const body = JSON.stringify(payload);
-    const secret = this.secretBox.open(webhook.secret_encrypted, webhook.id);
+    const secrets = [this.secretBox.open(webhook.secret_encrypted, webhook.id)];
+    // During a rotation's grace period the old secret signs too, so receivers can roll over.
+    if (webhook.previous_secret_encrypted && webhook.previous_secret_expires_at && new Date(webhook.previous_secret_expires_at) > new Date()) {
+      secrets.push(this.secretBox.open(webhook.previous_secret_encrypted, webhook.id));
+    }
     const attemptedAt = new Date();
     if (attempt === 1 && retries) webhookRelayLagSeconds.observe((attemptedAt.getTime() - new Date(delivery.event_timestamp).getTime()) / 1000);
-    const result = await this.client.send(new URL(webhook.url), deliveryHeaders([secret], delivery.id, delivery.event_type, body, attemptedAt), body);
+    const result = await this.client.send(new URL(webhook.url), deliveryHeaders(secrets, delivery.id, delivery.event_type, body, attemptedAt), body);
     webhookAttemptSeconds.observe(result.responseTimeMs / 1000);
 
     const outcome = outcomeOf(result);
@@ -131,7 +166,13 @@ export class WebhookDeliveriesService {
       retryInMs = retryDelayMs(attempt, webhook.retry_delay_ms, result.retryAfterMs);
     }
     const gone = result.statusCode === 410;
-    const errorMessage = gone ? 'HTTP 410 Gone: webhook disabled' : result.error;
+    const failingTooLong = status === 'failed' && retries && !gone && (await this.failingSince(webhook.id, attemptedAt));
+    const disable = gone || failingTooLong;
+    const errorMessage = gone
+      ? 'HTTP 410 Gone: webhook disabled'
+      : failingTooLong
+        ? `${result.error}; webhook disabled: every delivery failed for ${Math.round(this.config.webhooks.disableAfterMs / 1000)} s`
+        : result.error;
     await this.dataSource.transaction(async (manager) => {
       await manager.query(
         `INSERT INTO webhook_delivery_attempts
@@ -147,9 +188,9 @@ export class WebhookDeliveriesService {
           WHERE id = $1`,
         [delivery.id, attempt, status === 'retrying' ? 'pending' : status, retryInMs ?? 0],
       );
-      if (gone) await manager.query(`UPDATE webhooks SET active = false, updated_at = now() WHERE id = $1 AND active`, [webhook.id]);
+      if (disable) await manager.query(`UPDATE webhooks SET active = false, updated_at = now() WHERE id = $1 AND active`, [webhook.id]);
     });
-    if (gone) this.logger.warn(`Webhook ${webhook.id} answered 410 Gone and was disabled`);
+    if (disable) this.logger.warn(`Webhook ${webhook.id} disabled: ${errorMessage}`);
     webhookAttempts.inc({ status });
     return { deliveryId: delivery.id, status, result, attemptedAt, retryInMs };
   }

@@ -10,7 +10,17 @@ import { ListWebhookLogsQuery } from './dto/list-webhook-logs.query.js';
 import { ListWebhooksQuery } from './dto/list-webhooks.query.js';
 import { TestWebhookDto } from './dto/test-webhook.dto.js';
 import { UpdateWebhookDto } from './dto/update-webhook.dto.js';
-import { EventTypeResponse, WebhookLogResponse, WebhookResponse, WebhookSummaryResponse, WebhookTestResponse } from './dto/webhook.response.js';
+import { RecoverWebhookDto } from './dto/recover-webhook.dto.js';
+import {
+  EventTypeResponse,
+  WebhookLogResponse,
+  WebhookRecoverResponse,
+  WebhookResendResponse,
+  WebhookResponse,
+  WebhookRotatedResponse,
+  WebhookSummaryResponse,
+  WebhookTestResponse,
+} from './dto/webhook.response.js';
 import { EVENT_DATA_SCHEMAS, eventTypesDescription } from './event-schemas.js';
 import { WebhooksService } from './webhooks.service.js';
 
@@ -99,5 +109,35 @@ export class WebhooksController {
   async logs(@CurrentPrincipal() principal: Principal, @Param('webhook_id') id: string, @Query() query: ListWebhookLogsQuery) {
     const [items, total] = await this.webhooks.logs(principal.organizationId, id, query);
     return paginate(items.map((a) => WebhookLogResponse.from(a)), total, query);
+  }
+
+  @Post(':webhook_id/logs/:log_id/resend')
+  @HttpCode(202)
+  @RequireAccess('webhooks', 'write')
+  @ApiOperation({ summary: 'Queue a new delivery of the event of a log entry (409 WEBHOOK_INACTIVE when the webhook is inactive; 404 WEBHOOK_LOG_NOT_FOUND)' })
+  @ApiData(WebhookResendResponse, 202, 'Accepted')
+  @ApiErrors(409)
+  async resend(@CurrentPrincipal() principal: Principal, @Param('webhook_id') id: string, @Param('log_id') logId: string) {
+    return ok({ delivery_id: await this.webhooks.resend(principal.organizationId, id, logId) } satisfies WebhookResendResponse);
+  }
+
+  @Post(':webhook_id/recover')
+  @HttpCode(202)
+  @RequireAccess('webhooks', 'write')
+  @ApiOperation({ summary: 'Queue again every event whose delivery to this webhook ended failed since `since` (409 WEBHOOK_INACTIVE when inactive)' })
+  @ApiData(WebhookRecoverResponse, 202, 'Accepted')
+  @ApiErrors(409)
+  async recover(@CurrentPrincipal() principal: Principal, @Param('webhook_id') id: string, @Body() body: RecoverWebhookDto) {
+    return ok({ count: await this.webhooks.recover(principal.organizationId, id, body.since) } satisfies WebhookRecoverResponse);
+  }
+
+  @Post(':webhook_id/rotate-secret')
+  @HttpCode(200)
+  @RequireAccess('webhooks', 'write')
+  @ApiOperation({ summary: 'Generate a new secret; for 24 hours deliveries carry signatures with both secrets in webhook-signature' })
+  @ApiData(WebhookRotatedResponse)
+  async rotateSecret(@CurrentPrincipal() principal: Principal, @Param('webhook_id') id: string) {
+    const { webhook, secret } = await this.webhooks.rotateSecret(principal.organizationId, id);
+    return ok({ ...WebhookResponse.fromWithSecret(webhook, secret), previous_secret_expires_at: webhook.previousSecretExpiresAt as Date } satisfies WebhookRotatedResponse);
   }
 }

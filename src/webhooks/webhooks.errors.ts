@@ -42,3 +42,10 @@ export class WebhookLogNotFoundError extends DomainError {
     super('WEBHOOK_LOG_NOT_FOUND', 404, 'Delivery log entry not found');
   }
 }
+
+/** Resend and recover queue deliveries, which an inactive webhook would drop. */
+export class WebhookInactiveError extends DomainError {
+  constructor() {
+    super('WEBHOOK_INACTIVE', 409, 'The webhook is inactive; activate it (PUT active: true) first');
+  }
+}

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { InjectQueue } from '@nestjs/bull';
 import { Injectable } from '@nestjs/common';
+import type { Queue } from 'bull';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, type Repository } from 'typeorm';
 import { SecretBox } from '../common/crypto/secret-box.js';
-import { parseDateFilter } from '../common/date-range.js';
+import { parseDateFilter, parseIsoDate } from '../common/date-range.js';
 import { isUuid } from '../common/ids/uuid.js';
 import { isUniqueViolation } from '../database/postgres-errors.js';
 import { EVENT_TYPES } from '../events/event-types.js';
@@ -18,7 +20,18 @@ import { Webhook } from './entities/webhook.entity.js';
 import { TargetNotAllowedError } from './ssrf/target-resolver.js';
 import { WebhookDeliveriesService, type AttemptReport } from './webhook-deliveries.service.js';
 import { generateSecret, parseEventTypes, parseRetryPolicy, parseSecret, parseWebhookUrl } from './webhook-input.js';
-import { InvalidEventTypesError, WebhookAlreadyExistsError, WebhookNotFoundError, WebhookValidationFailedError } from './webhooks.errors.js';
+import {
+  InvalidEventTypesError,
+  WebhookAlreadyExistsError,
+  WebhookInactiveError,
+  WebhookLogNotFoundError,
+  WebhookNotFoundError,
+  WebhookValidationFailedError,
+} from './webhooks.errors.js';
+import { deliverJobOptions, WEBHOOKS_QUEUE, WebhookJobs } from './webhooks.queue.js';
+
+/** How long a rotated-out secret keeps signing. */
+export const ROTATION_GRACE_MS = 24 * 3_600_000;
 
 const UNIQUE_URL = 'uq_webhooks_org_url';
 
@@ -32,6 +45,7 @@ export class WebhooksService {
     private readonly secretBox: SecretBox,
     private readonly client: DeliveryClient,
     private readonly deliveries: WebhookDeliveriesService,
+    @InjectQueue(WEBHOOKS_QUEUE) private readonly queue: Queue,
   ) {}
 
   async list(organizationId: string, query: ListWebhooksQuery): Promise<[Webhook[], number]> {
@@ -150,6 +164,62 @@ export class WebhooksService {
       throw new InvalidEventTypesError(`event_type must be one of ${EVENT_TYPES.join(', ')}`, 'event_type');
     }
     return this.deliveries.test(webhook, dto.event_type, dto.test_data ?? {});
+  }
+
+  /** A new generated secret; the old one keeps signing (second signature) for 24 hours. */
+  async rotateSecret(organizationId: string, id: string): Promise<{ webhook: Webhook; secret: string }> {
+    const webhook = await this.getOwned(organizationId, id);
+    const secret = generateSecret();
+    await this.webhooks.update(
+      { id: webhook.id, organizationId },
+      {
+        secretEncrypted: this.secretBox.seal(secret, webhook.id),
+        previousSecretEncrypted: webhook.secretEncrypted,
+        previousSecretExpiresAt: new Date(Date.now() + ROTATION_GRACE_MS),
+        updatedAt: new Date(),
+      },
+    );
+    return { webhook: await this.getOwned(organizationId, id), secret };
+  }
+
+  /** Queues a new delivery of the event of a log entry. */
+  async resend(organizationId: string, id: string, logId: string): Promise<string> {
+    const webhook = await this.activeOwned(organizationId, id);
+    if (!isUuid(logId)) throw new WebhookLogNotFoundError();
+    const log = await this.attempts.findOne({ where: { id: logId, webhookId: webhook.id } });
+    if (!log) throw new WebhookLogNotFoundError();
+    const [deliveryId] = await this.deliveries.redeliver(webhook.id, [log.deliveryId]);
+    await this.enqueue([deliveryId as string]);
+    return deliveryId as string;
+  }
+
+  /** Queues again every event whose delivery to this webhook ended failed since `since` (and was not delivered later). */
+  async recover(organizationId: string, id: string, since: string): Promise<number> {
+    const webhook = await this.activeOwned(organizationId, id);
+    const from = parseIsoDate(since, 'since');
+    const rows = (await this.dataSource.query(
+      `SELECT DISTINCT ON (d.event_id) d.id FROM webhook_deliveries d
+        WHERE d.webhook_id = $1 AND d.status = 'failed' AND d.completed_at >= $2
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries ok WHERE ok.webhook_id = $1 AND ok.event_id = d.event_id AND ok.status IN ('delivered', 'pending'))
+        ORDER BY d.event_id, d.id DESC`,
+      [webhook.id, from],
+    )) as { id: string }[];
+    const ids = await this.deliveries.redeliver(webhook.id, rows.map((r) => r.id));
+    await this.enqueue(ids);
+    return ids.length;
+  }
+
+  private async activeOwned(organizationId: string, id: string): Promise<Webhook> {
+    const webhook = await this.getOwned(organizationId, id);
+    if (!webhook.active) throw new WebhookInactiveError();
+    return webhook;
+  }
+
+  private async enqueue(ids: string[]): Promise<void> {
+    // The delivery rows are committed: a failure here is healed by the relay's sweep.
+    await this.queue
+      .addBulk(ids.map((deliveryId) => ({ name: WebhookJobs.deliver, data: { deliveryId }, opts: deliverJobOptions(deliveryId) })))
+      .catch(() => undefined);
   }
 
   private async assertUrlFree(organizationId: string, url: string, exceptId?: string): Promise<void> {

@@ -121,6 +121,8 @@ describe('contract fuzzer', () => {
 
     // Port 9 on loopback: nothing listens, so tests and deliveries fail fast with "connection refused".
     const webhook = (await call('POST', '/v1/webhooks', { name: `fuzz hook ${tag}`, url: `https://127.0.0.1:9/fuzz/${tag}`, events: ['workflow.*'] }, [201]))!.data!.id as string;
+    await call('POST', `/v1/webhooks/${webhook}/test`, { event_type: 'workflow.completed', test_data: {} }, [200]);
+    const webhookLog = ((await call('GET', `/v1/webhooks/${webhook}/logs`, undefined, [200])) as unknown as { data: { id: string }[] }).data[0]!.id;
 
     const apiKey = (await call('POST', '/v1/api-keys', { name: `fuzz spare ${tag}`, permission_level: 'read_only' }, [201]))!.data!.id as string;
 
@@ -141,6 +143,7 @@ describe('contract fuzzer', () => {
       'api-keys:id': [apiKey],
       webhook_id: [webhook],
       'webhooks:webhook_id': [webhook],
+      log_id: [webhookLog],
     };
   }
 

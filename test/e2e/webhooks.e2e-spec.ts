@@ -38,7 +38,7 @@ describe('webhooks', () => {
     tls = selfSignedCertificate();
     receiver = new HttpsReceiver(tls);
     await receiver.start();
-    t = await startTestApp({ ...LOOPBACK_ONLY, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_CA_FILE: tls.certFile, WEBHOOK_TIMEOUT_MS: '1000' });
+    t = await startTestApp({ ...LOOPBACK_ONLY, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_CA_FILE: tls.certFile, WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_DISABLE_AFTER: '2s' });
     // The same database, private targets refused; API only (no relay, no processor).
     strict = await startTestApp({ ...LOOPBACK_ONLY, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false', WEBHOOK_CA_FILE: tls.certFile, APP_ROLE: 'api' });
     // A name that resolves to 127.0.0.1 through a stub, in both apps (no DNS query leaves the process).
@@ -67,8 +67,8 @@ describe('webhooks', () => {
     return res.body.data as { id: string; secret: string; url: string; events: string[]; active: boolean; retry_policy: { max_retries: number; retry_delay_ms: number } };
   }
 
-  async function logs(webhookId: string, query = ''): Promise<Log[]> {
-    const res = await t.http.get(`/v1/webhooks/${webhookId}/logs?limit=100${query}`).set(org.auth('read_only'));
+  async function logs(webhookId: string, query = '', who = org): Promise<Log[]> {
+    const res = await t.http.get(`/v1/webhooks/${webhookId}/logs?limit=100${query}`).set(who.auth('read_only'));
     expect(res.status).toBe(200);
     return res.body.data as Log[];
   }
@@ -346,6 +346,80 @@ describe('webhooks', () => {
       const hook = await createWebhook({ url: receiver.url(path('upd')) });
       const res = await strict.http.put(`/v1/webhooks/${hook.id}`).set(org.auth('read_write')).send({ url: `https://localhost:${receiver.port}/x` });
       expect([res.status, res.body.error.code, res.body.error.field]).toEqual([422, 'WEBHOOK_VALIDATION_FAILED', 'url']);
+    });
+  });
+
+  describe('beyond the specification: rotate, resend, recover, auto-disable', () => {
+    it('rotate-secret returns a new secret and deliveries carry both signatures', async () => {
+      const p = path('rotate');
+      const hook = await createWebhook({ url: receiver.url(p) });
+      const rotated = await t.http.post(`/v1/webhooks/${hook.id}/rotate-secret`).set(org.auth('read_write'));
+      expect(rotated.status).toBe(200);
+      const next = rotated.body.data.secret as string;
+      expect(next).toMatch(/^whsec_/);
+      expect(next).not.toBe(hook.secret);
+      expect(Date.parse(rotated.body.data.previous_secret_expires_at) - Date.now()).toBeGreaterThan(23 * 3_600_000);
+      expect((await t.http.get(`/v1/webhooks/${hook.id}`).set(org.auth())).body.data.secret).toBe(next);
+      await t.http.post(`/v1/webhooks/${hook.id}/test`).set(org.auth('read_write')).send({ event_type: 'workflow.completed' });
+      const [hit] = receiver.hitsOf(p);
+      expect(hit!.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+      expect(() => new StandardWebhook(hook.secret).verify(hit!.body, hit!.headers)).not.toThrow();
+      expect(() => new StandardWebhook(next).verify(hit!.body, hit!.headers)).not.toThrow();
+      expect(hit!.headers['x-service-signature']).toBe(createHmac('sha256', next).update(hit!.body).digest('hex'));
+    });
+
+    it('resend queues a new delivery of a logged event (202)', async () => {
+      const p = path('resend');
+      const hook = await createWebhook({ url: receiver.url(p) });
+      await t.http.post(`/v1/webhooks/${hook.id}/test`).set(org.auth('read_write')).send({ event_type: 'message.received', test_data: { n: 1 } });
+      const [log] = await logs(hook.id);
+      const res = await t.http.post(`/v1/webhooks/${hook.id}/logs/${log!.id}/resend`).set(org.auth('read_write'));
+      expect(res.status).toBe(202);
+      await waitFor('the resent delivery', async () => receiver.hitsOf(p).length >= 2);
+      const [first, second] = receiver.hitsOf(p);
+      expect(second!.headers['webhook-id']).toBe(res.body.data.delivery_id);
+      expect(JSON.parse(second!.body).id).toBe(JSON.parse(first!.body).id);
+      const missing = await t.http.post(`/v1/webhooks/${hook.id}/logs/00000000-0000-4000-8000-000000000000/resend`).set(org.auth('read_write'));
+      expect([missing.status, missing.body.error.code]).toEqual([404, 'WEBHOOK_LOG_NOT_FOUND']);
+    });
+
+    it('recover re-queues the events whose deliveries failed since a time', async () => {
+      const own = await createOrganization(t);
+      const p = path('recover');
+      let failing = true;
+      receiver.on(p, () => ({ status: failing ? 404 : 200 }));
+      const hook = await createWebhook({ url: receiver.url(p), events: ['customer.*'] }, own);
+      const since = new Date(Date.now() - 1000).toISOString();
+      const ids = [await emit('customer.created', { customer_id: 'a' }, own.id), await emit('customer.updated', { customer_id: 'a' }, own.id)];
+      await waitFor('two failures', async () => (await logs(hook.id, '&status=failed', own)).length === 2);
+      failing = false;
+      const res = await t.http.post(`/v1/webhooks/${hook.id}/recover`).set(own.auth('read_write')).send({ since });
+      expect([res.status, res.body.data]).toEqual([202, { count: 2 }]);
+      await waitFor('two deliveries', async () => (await logs(hook.id, '&status=delivered', own)).length === 2);
+      const delivered = receiver.hitsOf(p).slice(2).map((h) => JSON.parse(h.body).id as string);
+      expect(new Set(delivered)).toEqual(new Set(ids));
+      const again = await t.http.post(`/v1/webhooks/${hook.id}/recover`).set(own.auth('read_write')).send({ since });
+      expect(again.body.data).toEqual({ count: 0 });
+      const bad = await t.http.post(`/v1/webhooks/${hook.id}/recover`).set(own.auth('read_write')).send({ since: 'yesterday' });
+      expect([bad.status, bad.body.error.code, bad.body.error.field]).toEqual([400, 'INVALID_REQUEST', 'since']);
+    });
+
+    it('disables a webhook whose every delivery failed for WEBHOOK_DISABLE_AFTER (2 s here), with a log row saying why', async () => {
+      const own = await createOrganization(t);
+      const p = path('failing');
+      receiver.on(p, () => ({ status: 500 }));
+      const hook = await createWebhook({ url: receiver.url(p), events: ['message.sent'], retry_policy: { max_retries: 0, retry_delay_ms: 100 } }, own);
+      await emit('message.sent', { n: 1 }, own.id);
+      await waitFor('first failure', async () => (await logs(hook.id, '', own)).length === 1);
+      expect((await t.http.get(`/v1/webhooks/${hook.id}`).set(own.auth())).body.data.active).toBe(true);
+      await new Promise((r) => setTimeout(r, 2100));
+      await emit('message.sent', { n: 2 }, own.id);
+      await waitFor('second failure', async () => (await logs(hook.id, '', own)).length === 2);
+      const [latest] = await logs(hook.id, '', own);
+      expect(latest).toMatchObject({ status: 'failed', response_code: 500, error_message: expect.stringContaining('webhook disabled') });
+      expect((await t.http.get(`/v1/webhooks/${hook.id}`).set(own.auth())).body.data.active).toBe(false);
+      const resend = await t.http.post(`/v1/webhooks/${hook.id}/logs/${latest!.id}/resend`).set(own.auth('read_write'));
+      expect([resend.status, resend.body.error.code]).toEqual([409, 'WEBHOOK_INACTIVE']);
     });
   });
 });

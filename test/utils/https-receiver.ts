@@ -45,7 +45,8 @@ export class HttpsReceiver {
         const hit: Hit = { path, headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
         const index = this.hitsOf(path).length;
         this.hits.push(hit);
-        const answer = (this.responders.get(path) ?? (() => ({ status: 200 })))(hit, index);
+        const responder: Responder = this.responders.get(path) ?? (() => ({ status: 200 }));
+        const answer = responder(hit, index);
         if (answer === null) return;
         res.writeHead(answer.status, answer.headers ?? {});
         res.end(answer.body ?? 'ok');

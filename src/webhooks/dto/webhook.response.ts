@@ -73,3 +73,15 @@ export class EventTypeResponse {
   @ApiProperty() description: string;
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'JSON Schema of the payload\'s data' }) data_schema: Record<string, unknown>;
 }
+
+export class WebhookResendResponse {
+  @ApiProperty({ description: 'The new delivery (its X-Service-Delivery / webhook-id)' }) delivery_id: string;
+}
+
+export class WebhookRecoverResponse {
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Events queued again' }) count: number;
+}
+
+export class WebhookRotatedResponse extends WebhookResponse {
+  @ApiProperty({ format: 'date-time', description: 'Until then deliveries also carry a signature with the previous secret' }) previous_secret_expires_at: Date;
+}

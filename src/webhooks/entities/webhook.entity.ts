@@ -24,6 +24,13 @@ export class Webhook {
   @Column({ name: 'secret_encrypted', type: 'text' })
   secretEncrypted: string;
 
+  /** After a rotation, the old secret keeps signing (a second signature) until it expires. */
+  @Column({ name: 'previous_secret_encrypted', type: 'text', nullable: true })
+  previousSecretEncrypted: string | null;
+
+  @Column({ name: 'previous_secret_expires_at', type: 'timestamptz', nullable: true })
+  previousSecretExpiresAt: Date | null;
+
   @Column({ type: 'boolean', default: true })
   active: boolean;
 
