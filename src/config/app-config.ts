@@ -25,6 +25,7 @@ export class AppConfig {
     /** Empty: any public address (or any address with WEBHOOK_ALLOW_PRIVATE_TARGETS). */
     allowedCidrs: string[];
     caFile?: string;
+    proxyUrl?: string;
     outboxRetentionMs: number;
     disableAfterMs: number;
   };
@@ -60,6 +61,7 @@ export class AppConfig {
       concurrency: env.WEBHOOK_CONCURRENCY,
       allowedCidrs: (env.WEBHOOK_ALLOWED_CIDRS ?? '').split(',').map((c) => c.trim()).filter((c) => c !== ''),
       caFile: env.WEBHOOK_CA_FILE,
+      proxyUrl: env.WEBHOOK_PROXY_URL,
       outboxRetentionMs: parseDuration(env.OUTBOX_RETENTION),
       disableAfterMs: parseDuration(env.WEBHOOK_DISABLE_AFTER),
     };

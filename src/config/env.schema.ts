@@ -155,6 +155,12 @@ export class EnvVars {
   @IsString()
   WEBHOOK_CA_FILE?: string;
 
+  /** Optional HTTP CONNECT egress proxy (http://host:port) every delivery and test goes through; the SSRF check still applies to the target. */
+  @IsOptional()
+  @IsString()
+  @Matches(/^http:\/\/[^\s/:@]+(:\d{1,5})?\/?$/, { message: 'WEBHOOK_PROXY_URL must be http://host:port' })
+  WEBHOOK_PROXY_URL?: string;
+
   /** How long published outbox rows are kept before deletion. */
   @IsString()
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'OUTBOX_RETENTION must be a duration such as 604800, 12h or 7d' })
@@ -172,7 +178,7 @@ export class ConfigError extends Error {}
 export function validateEnv(raw: Record<string, string | undefined>): EnvVars {
   const known = Object.keys(new EnvVars());
   const input: Record<string, string> = {};
-  for (const key of [...known, 'PUBLIC_BASE_URL', 'BOOTSTRAP_API_KEY', 'JWT_AUDIENCE', 'TOKEN_SIGNING_KEY', 'AI_BASE_URL', 'AI_API_KEY', 'WEBHOOK_ALLOWED_CIDRS', 'WEBHOOK_CA_FILE']) {
+  for (const key of [...known, 'PUBLIC_BASE_URL', 'BOOTSTRAP_API_KEY', 'JWT_AUDIENCE', 'TOKEN_SIGNING_KEY', 'AI_BASE_URL', 'AI_API_KEY', 'WEBHOOK_ALLOWED_CIDRS', 'WEBHOOK_CA_FILE', 'WEBHOOK_PROXY_URL']) {
     const value = raw[key];
     if (value !== undefined && value !== '') input[key] = value;
   }

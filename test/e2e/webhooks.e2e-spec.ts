@@ -1,4 +1,6 @@
 import { createHmac } from 'node:crypto';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { connect as netConnect, type AddressInfo } from 'node:net';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -420,6 +422,53 @@ describe('webhooks', () => {
       expect((await t.http.get(`/v1/webhooks/${hook.id}`).set(own.auth())).body.data.active).toBe(false);
       const resend = await t.http.post(`/v1/webhooks/${hook.id}/logs/${latest!.id}/resend`).set(own.auth('read_write'));
       expect([resend.status, resend.body.error.code]).toEqual([409, 'WEBHOOK_INACTIVE']);
+    });
+  });
+
+  describe('egress proxy (WEBHOOK_PROXY_URL)', () => {
+    let proxy: Server;
+    let proxied: TestApp;
+    const tunnels: string[] = [];
+
+    beforeAll(async () => {
+      // A minimal HTTP CONNECT proxy on loopback that records each tunnel's target.
+      proxy = createHttpServer();
+      proxy.on('connect', (req, client) => {
+        tunnels.push(req.url ?? '');
+        const [host, port] = [(req.url ?? '').replace(/:\d+$/, '').replace(/^\[|\]$/g, ''), Number((req.url ?? '').split(':').pop())];
+        const upstream = netConnect(port, host, () => {
+          client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+          upstream.pipe(client);
+          client.pipe(upstream);
+        });
+        upstream.on('error', () => client.destroy());
+        client.on('error', () => upstream.destroy());
+      });
+      await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+      const port = (proxy.address() as AddressInfo).port;
+      proxied = await startTestApp({ ...LOOPBACK_ONLY, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_CA_FILE: tls.certFile, APP_ROLE: 'api', WEBHOOK_PROXY_URL: `http://127.0.0.1:${port}` });
+      const client = proxied.app.get(DeliveryClient);
+      const system = client.resolver;
+      client.resolver = async (host) => (host === 'evil.test' ? [{ address: '127.0.0.1', family: 4 }] : system(host));
+    }, 60_000);
+
+    afterAll(async () => {
+      await proxied?.close();
+      proxy?.closeAllConnections();
+      await new Promise((r) => proxy?.close(r));
+    });
+
+    it('sends deliveries through the proxy, to the checked address, signed as usual', async () => {
+      const p = path('proxied');
+      // evil.test resolves to 127.0.0.1 through the stub resolver: the tunnel must name that address.
+      const hook = await createWebhook({ url: receiver.url(p, 'evil.test') });
+      const before = tunnels.length;
+      const res = await proxied.http.post(`/v1/webhooks/${hook.id}/test`).set(org.auth('read_write')).send({ event_type: 'workflow.completed' });
+      expect(res.body.data, JSON.stringify(await logs(hook.id))).toMatchObject({ status: 'delivered', response_code: 200 });
+      // CONNECT names the checked address, not the host name: the proxy cannot resolve it elsewhere.
+      expect(tunnels.slice(before)).toEqual([`127.0.0.1:${receiver.port}`]);
+      const [hit] = receiver.hitsOf(p);
+      expect(new StandardWebhook(hook.secret).verify(hit!.body, hit!.headers)).toMatchObject({ type: 'workflow.completed' });
     });
   });
 });

@@ -1,6 +1,10 @@
+import type { LookupAddress } from 'node:dns';
 import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { Agent, request } from 'node:https';
-import { rootCertificates } from 'node:tls';
+import { isIP } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { connect as tlsConnect, rootCertificates } from 'node:tls';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config.js';
 import { CidrList } from '../ssrf/address-classifier.js';
@@ -47,14 +51,17 @@ export class DeliveryClient implements OnModuleDestroy {
   private readonly agent: Agent;
   private readonly policy: TargetPolicy;
   private readonly timeoutMs: number;
+  private readonly ca?: string[];
+  private readonly proxy?: URL;
   /** Replaceable in tests, to resolve names without DNS. */
   resolver: HostResolver = systemResolver;
 
   constructor(config: AppConfig) {
     this.timeoutMs = config.webhooks.timeoutMs;
     this.policy = { allowPrivate: config.webhookAllowPrivateTargets, allowed: new CidrList(config.webhooks.allowedCidrs) };
-    const ca = config.webhooks.caFile ? [...rootCertificates, readFileSync(config.webhooks.caFile, 'utf8')] : undefined;
-    this.agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, timeout: 60_000, scheduling: 'lifo', ca });
+    this.ca = config.webhooks.caFile ? [...rootCertificates, readFileSync(config.webhooks.caFile, 'utf8')] : undefined;
+    this.proxy = config.webhooks.proxyUrl ? new URL(config.webhooks.proxyUrl) : undefined;
+    this.agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, timeout: 60_000, scheduling: 'lifo', ca: this.ca });
   }
 
   onModuleDestroy(): void {
@@ -64,6 +71,28 @@ export class DeliveryClient implements OnModuleDestroy {
   /** The same host check as at delivery, for create and update (422 when it fails). */
   checkHost(hostname: string): Promise<unknown> {
     return resolveTarget(hostname, this.policy, this.resolver);
+  }
+
+  /**
+   * A connection through the egress proxy: `CONNECT <checked address>:<port>` (the address, not the
+   * name, so the proxy cannot resolve it elsewhere), then TLS to the target's name over the tunnel.
+   */
+  private tunnel(proxy: URL, address: LookupAddress, host: string, port: number) {
+    return (_options: unknown, done: (error: Error | null, socket: Duplex) => void): undefined => {
+      const target = `${address.family === 6 ? `[${address.address}]` : address.address}:${port}`;
+      const connect = httpRequest({ host: proxy.hostname, port: proxy.port === '' ? 80 : Number(proxy.port), method: 'CONNECT', path: target, headers: { Host: target }, agent: false });
+      connect.once('connect', (res, socket) => {
+        if (res.statusCode !== 200) {
+          socket.destroy();
+          done(Object.assign(new Error(`proxy answered ${res.statusCode}`), { code: 'EPROXY' }), socket);
+          return;
+        }
+        done(null, tlsConnect({ socket, host, servername: isIP(host) === 0 ? host : undefined, ca: this.ca, ALPNProtocols: ['http/1.1'] }));
+      });
+      connect.once('error', (error) => done(error, connect.socket as Duplex));
+      connect.end();
+      return undefined;
+    };
   }
 
   async send(url: URL, headers: Record<string, string>, body: string): Promise<AttemptResult> {
@@ -86,15 +115,17 @@ export class DeliveryClient implements OnModuleDestroy {
         resolve({ ...result, responseTimeMs: elapsed() });
       };
       const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+      const port = url.port === '' ? 443 : Number(url.port);
+      const tunnel = this.proxy ? this.tunnel(this.proxy, addresses[0] as LookupAddress, host, port) : undefined;
       const req = request(
         {
           protocol: 'https:',
           hostname: host,
-          port: url.port === '' ? 443 : Number(url.port),
+          port,
           path: `${url.pathname}${url.search}`,
           method: 'POST',
-          agent: this.agent,
-          lookup: pinnedLookup(addresses),
+          // Through the proxy: a tunnel per attempt and no agent (an agent would open its own, resolving connection).
+          ...(tunnel ? { createConnection: tunnel } : { agent: this.agent, lookup: pinnedLookup(addresses) }),
           headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) },
         },
         (res) => {
