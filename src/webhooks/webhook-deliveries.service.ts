@@ -64,12 +64,15 @@ export class WebhookDeliveriesService {
    */
   async attempt(deliveryId: string): Promise<AttemptReport | { busyForMs: number } | null> {
     const leaseMs = this.config.webhooks.timeoutMs + 5_000;
+    // Lease and read the webhook in one round trip (the webhook as it is now: policy changes apply).
     const leased = (await this.dataSource.query(
-      `UPDATE webhook_deliveries SET locked_until = now() + $2::int * interval '1 millisecond'
-        WHERE id = $1 AND status = 'pending' AND (locked_until IS NULL OR locked_until < now())
-        RETURNING id, organization_id, webhook_id, event_id, event_type, event_timestamp, data, attempts`,
+      `UPDATE webhook_deliveries d SET locked_until = now() + $2::int * interval '1 millisecond'
+        WHERE d.id = $1 AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until < now())
+        RETURNING d.id, d.organization_id, d.webhook_id, d.event_id, d.event_type, d.event_timestamp, d.data, d.attempts,
+                  (SELECT row_to_json(w) FROM (SELECT id, url, secret_encrypted, previous_secret_encrypted, previous_secret_expires_at,
+                                                      active, max_retries, retry_delay_ms FROM webhooks WHERE id = d.webhook_id) w) AS webhook`,
       [deliveryId, leaseMs],
-    )) as [DeliveryRow[], number];
+    )) as [(DeliveryRow & { webhook: WebhookRow | null })[], number];
     const delivery = leased[0][0];
     if (!delivery) {
       const [held] = (await this.dataSource.query(
@@ -78,10 +81,7 @@ export class WebhookDeliveriesService {
       )) as { ms: number }[];
       return held ? { busyForMs: Math.max(1000, held.ms) } : null;
     }
-    const [webhook] = (await this.dataSource.query(
-      `SELECT id, url, secret_encrypted, previous_secret_encrypted, previous_secret_expires_at, active, max_retries, retry_delay_ms FROM webhooks WHERE id = $1`,
-      [delivery.webhook_id],
-    )) as WebhookRow[];
+    const webhook = delivery.webhook;
     if (!webhook || !webhook.active) {
       // Disabled or deleted since the event: nothing is sent; the delivery ends without an attempt.
       await this.dataSource.query(`UPDATE webhook_deliveries SET status = 'failed', locked_until = NULL, completed_at = now() WHERE id = $1`, [deliveryId]);
@@ -173,23 +173,25 @@ export class WebhookDeliveriesService {
       : failingTooLong
         ? `${result.error}; webhook disabled: every delivery failed for ${Math.round(this.config.webhooks.disableAfterMs / 1000)} s`
         : result.error;
-    await this.dataSource.transaction(async (manager) => {
-      await manager.query(
-        `INSERT INTO webhook_delivery_attempts
+    // One statement: the log row, the delivery's new state and, on 410 or too long failing, the webhook.
+    await this.dataSource.query(
+      `WITH attempt AS (
+         INSERT INTO webhook_delivery_attempts
            (organization_id, webhook_id, delivery_id, event_type, attempt, status, response_code, response_time_ms, delivered_at, error_message)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-        [delivery.organization_id, webhook.id, delivery.id, delivery.event_type, attempt, status, result.statusCode, result.responseTimeMs, attemptedAt, errorMessage],
-      );
-      await manager.query(
-        `UPDATE webhook_deliveries
-            SET attempts = $2, status = $3::varchar, locked_until = NULL,
-                next_attempt_at = CASE WHEN $3::varchar = 'pending' THEN now() + $4::int * interval '1 millisecond' END,
-                completed_at = CASE WHEN $3::varchar = 'pending' THEN NULL ELSE now() END
-          WHERE id = $1`,
-        [delivery.id, attempt, status === 'retrying' ? 'pending' : status, retryInMs ?? 0],
-      );
-      if (disable) await manager.query(`UPDATE webhooks SET active = false, updated_at = now() WHERE id = $1 AND active`, [webhook.id]);
-    });
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+       ), disabled AS (
+         UPDATE webhooks SET active = false, updated_at = now() WHERE id = $2 AND active AND $13::boolean
+       )
+       UPDATE webhook_deliveries
+          SET attempts = $5, status = $11::varchar, locked_until = NULL,
+              next_attempt_at = CASE WHEN $11::varchar = 'pending' THEN now() + $12::int * interval '1 millisecond' END,
+              completed_at = CASE WHEN $11::varchar = 'pending' THEN NULL ELSE now() END
+        WHERE id = $3`,
+      [
+        delivery.organization_id, webhook.id, delivery.id, delivery.event_type, attempt, status, result.statusCode, result.responseTimeMs,
+        attemptedAt, errorMessage, status === 'retrying' ? 'pending' : status, retryInMs ?? 0, disable,
+      ],
+    );
     if (disable) this.logger.warn(`Webhook ${webhook.id} disabled: ${errorMessage}`);
     webhookAttempts.inc({ status });
     return { deliveryId: delivery.id, status, result, attemptedAt, retryInMs };
