@@ -80,7 +80,12 @@ describe('webhook relay across worker processes', () => {
       await new Promise((r) => setTimeout(r, 30));
     }
     await waitFor('300 deliveries', async () => receiver.hitsOf(path).length >= 300, 60_000, 100);
-    await new Promise((r) => setTimeout(r, 1500));
+    // The log row is written after the answer: wait for all of them, then for any straggler hit.
+    await waitFor('300 log rows', async () => {
+      const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM webhook_delivery_attempts a JOIN webhooks w ON w.id = a.webhook_id WHERE w.url = $1`, [receiver.url(path)])) as { n: number }[];
+      return n >= 300;
+    }, 60_000, 100);
+    await new Promise((r) => setTimeout(r, 1000));
     const seen = eventIdsAt(path);
     const retried = (await db.query(
       `SELECT a.status, a.error_message, count(*)::int AS n FROM webhook_delivery_attempts a JOIN webhooks w ON w.id = a.webhook_id

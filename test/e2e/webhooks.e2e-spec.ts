@@ -429,11 +429,14 @@ describe('webhooks', () => {
     let proxy: Server;
     let proxied: TestApp;
     const tunnels: string[] = [];
+    const tunnelSockets: { destroy(): void }[] = [];
 
     beforeAll(async () => {
       // A minimal HTTP CONNECT proxy on loopback that records each tunnel's target.
       proxy = createHttpServer();
       proxy.on('connect', (req, client) => {
+        // Tunnels are not HTTP connections: closeAllConnections() leaves them, so they are tracked here.
+        tunnelSockets.push(client);
         tunnels.push(req.url ?? '');
         const [host, port] = [(req.url ?? '').replace(/:\d+$/, '').replace(/^\[|\]$/g, ''), Number((req.url ?? '').split(':').pop())];
         const upstream = netConnect(port, host, () => {
@@ -441,6 +444,7 @@ describe('webhooks', () => {
           upstream.pipe(client);
           client.pipe(upstream);
         });
+        tunnelSockets.push(upstream);
         upstream.on('error', () => client.destroy());
         client.on('error', () => upstream.destroy());
       });
@@ -454,6 +458,7 @@ describe('webhooks', () => {
 
     afterAll(async () => {
       await proxied?.close();
+      for (const socket of tunnelSockets) socket.destroy();
       proxy?.closeAllConnections();
       await new Promise((r) => proxy?.close(r));
     });
