@@ -32,6 +32,7 @@ export class Webhooks1765000000000 implements MigrationInterface {
         active boolean NOT NULL DEFAULT true,
         max_retries int NOT NULL DEFAULT 3 CHECK (max_retries BETWEEN 0 AND 10),
         retry_delay_ms int NOT NULL DEFAULT 1000 CHECK (retry_delay_ms BETWEEN 100 AND 30000),
+        failing_since timestamptz,
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now()
       )`);

@@ -31,6 +31,7 @@ interface WebhookRow {
   active: boolean;
   max_retries: number;
   retry_delay_ms: number;
+  failing_since: Date | string | null;
 }
 
 export interface AttemptReport {
@@ -70,7 +71,7 @@ export class WebhookDeliveriesService {
         WHERE d.id = $1 AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until < now())
         RETURNING d.id, d.organization_id, d.webhook_id, d.event_id, d.event_type, d.event_timestamp, d.data, d.attempts,
                   (SELECT row_to_json(w) FROM (SELECT id, url, secret_encrypted, previous_secret_encrypted, previous_secret_expires_at,
-                                                      active, max_retries, retry_delay_ms FROM webhooks WHERE id = d.webhook_id) w) AS webhook`,
+                                                      active, max_retries, retry_delay_ms, failing_since FROM webhooks WHERE id = d.webhook_id) w) AS webhook`,
       [deliveryId, leaseMs],
     )) as [(DeliveryRow & { webhook: WebhookRow | null })[], number];
     const delivery = leased[0][0];
@@ -107,22 +108,9 @@ export class WebhookDeliveriesService {
       active: webhook.active,
       max_retries: 0,
       retry_delay_ms: webhook.retryDelayMs,
+      failing_since: webhook.failingSince,
     };
     return this.send(webhookRow, row as DeliveryRow, false);
-  }
-
-  /**
-   * True when the webhook has had no successful attempt since its first failure at least
-   * WEBHOOK_DISABLE_AFTER ago (every delivery has failed for that long).
-   */
-  private async failingSince(webhookId: string, now: Date): Promise<boolean> {
-    const [row] = (await this.dataSource.query(
-      `WITH last_ok AS (SELECT max(delivered_at) AS at FROM webhook_delivery_attempts WHERE webhook_id = $1 AND status = 'delivered')
-       SELECT min(a.delivered_at) AS first_failure FROM webhook_delivery_attempts a, last_ok
-        WHERE a.webhook_id = $1 AND a.status <> 'delivered' AND (last_ok.at IS NULL OR a.delivered_at > last_ok.at)`,
-      [webhookId],
-    )) as { first_failure: Date | null }[];
-    return !!row?.first_failure && now.getTime() - new Date(row.first_failure).getTime() >= this.config.webhooks.disableAfterMs;
   }
 
   /** New pending deliveries of the events of the given deliveries (resend, recover); returns their ids. */
@@ -166,7 +154,10 @@ export class WebhookDeliveriesService {
       retryInMs = retryDelayMs(attempt, webhook.retry_delay_ms, result.retryAfterMs);
     }
     const gone = result.statusCode === 410;
-    const failingTooLong = status === 'failed' && retries && !gone && (await this.failingSince(webhook.id, attemptedAt));
+    // Every attempt since `failing_since` (the first failure after the last success) has failed.
+    const failingTooLong =
+      status === 'failed' && retries && !gone && webhook.failing_since !== null &&
+      attemptedAt.getTime() - new Date(webhook.failing_since).getTime() >= this.config.webhooks.disableAfterMs;
     const disable = gone || failingTooLong;
     const errorMessage = gone
       ? 'HTTP 410 Gone: webhook disabled'
@@ -178,9 +169,14 @@ export class WebhookDeliveriesService {
       `WITH attempt AS (
          INSERT INTO webhook_delivery_attempts
            (organization_id, webhook_id, delivery_id, event_type, attempt, status, response_code, response_time_ms, delivered_at, error_message)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-       ), disabled AS (
-         UPDATE webhooks SET active = false, updated_at = now() WHERE id = $2 AND active AND $13::boolean
+         VALUES ($1, $2, $3, $4, $5, $6::varchar, $7, $8, $9, $10)
+       ), hook AS (
+         -- Writes the webhook row only when its health changes (or to disable it), not on every attempt.
+         UPDATE webhooks
+            SET failing_since = CASE WHEN $6::varchar = 'delivered' THEN NULL ELSE COALESCE(failing_since, $9) END,
+                active = active AND NOT $13::boolean,
+                updated_at = CASE WHEN $13::boolean THEN now() ELSE updated_at END
+          WHERE id = $2 AND ($13::boolean OR (failing_since IS NULL) = ($6::varchar <> 'delivered'))
        )
        UPDATE webhook_deliveries
           SET attempts = $5, status = $11::varchar, locked_until = NULL,

@@ -40,6 +40,10 @@ export class Webhook {
   @Column({ name: 'retry_delay_ms', type: 'int', default: 1000 })
   retryDelayMs: number;
 
+  /** Time of the first failed attempt since the last success (null while healthy): drives WEBHOOK_DISABLE_AFTER. */
+  @Column({ name: 'failing_since', type: 'timestamptz', nullable: true })
+  failingSince: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
