@@ -20,6 +20,7 @@ import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module.j
 import { PetsModule } from './pets/pets.module.js';
 import { TriggersModule, TriggersWorkerModule } from './triggers/triggers.module.js';
 import { RedisModule } from './redis/redis.module.js';
+import { WebhooksModule, WebhooksWorkerModule } from './webhooks/webhooks.module.js';
 import { WorkflowsModule } from './workflows/workflows.module.js';
 
 @Module({})
@@ -29,7 +30,7 @@ export class AppModule {
    * module to `workerModules`, loaded only when APP_ROLE is worker or all.
    */
   static forRoot(config: AppConfig): DynamicModule {
-    const workerModules = [ExecutionsWorkerModule, TriggersWorkerModule];
+    const workerModules = [ExecutionsWorkerModule, TriggersWorkerModule, WebhooksWorkerModule];
     return {
       module: AppModule,
       imports: [
@@ -47,6 +48,7 @@ export class AppModule {
         KnowledgeBasesModule,
         ExecutionsModule,
         TriggersModule,
+        WebhooksModule,
         ...(config.runsWorkers ? workerModules : []),
       ],
       providers: [

@@ -4,8 +4,9 @@
 // `baseline` names an entry of bench/lib/baselines.mjs and the row passes when
 // requests/s >= target_ratio x the baseline's requests/s and no request failed or answered non-2xx.
 // A row may instead carry absolute targets (min_per_s, max_p99_ms; see lib/report.mjs).
+import deliveries from './deliveries.mjs';
 import executions from './executions.mjs';
 import history from './history.mjs';
 import workflowsRead from './workflows-read.mjs';
 
-export const SCENARIOS = [workflowsRead, executions, history];
+export const SCENARIOS = [workflowsRead, executions, history, deliveries];

@@ -19,6 +19,16 @@ export class AppConfig {
   readonly authCacheTtlMs: number;
   readonly conversationTimeoutMs: number;
   readonly workerConcurrency: number;
+  readonly webhooks: {
+    timeoutMs: number;
+    concurrency: number;
+    /** Empty: any public address (or any address with WEBHOOK_ALLOW_PRIVATE_TARGETS). */
+    allowedCidrs: string[];
+    caFile?: string;
+    proxyUrl?: string;
+    outboxRetentionMs: number;
+    disableAfterMs: number;
+  };
   readonly ai: {
     provider: 'builtin' | 'openai';
     baseUrl?: string;
@@ -46,6 +56,15 @@ export class AppConfig {
     this.conversationTimeoutMs = parseDuration(env.CONVERSATION_TIMEOUT);
     if (this.conversationTimeoutMs < 1000) throw new ConfigError('Invalid configuration:\n  CONVERSATION_TIMEOUT: must be at least 1s');
     this.workerConcurrency = env.WORKER_CONCURRENCY;
+    this.webhooks = {
+      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+      concurrency: env.WEBHOOK_CONCURRENCY,
+      allowedCidrs: (env.WEBHOOK_ALLOWED_CIDRS ?? '').split(',').map((c) => c.trim()).filter((c) => c !== ''),
+      caFile: env.WEBHOOK_CA_FILE,
+      proxyUrl: env.WEBHOOK_PROXY_URL,
+      outboxRetentionMs: parseDuration(env.OUTBOX_RETENTION),
+      disableAfterMs: parseDuration(env.WEBHOOK_DISABLE_AFTER),
+    };
     if (env.AI_PROVIDER === 'openai' && !env.AI_BASE_URL) {
       throw new ConfigError('Invalid configuration:\n  AI_BASE_URL: required when AI_PROVIDER=openai');
     }

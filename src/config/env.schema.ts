@@ -126,6 +126,50 @@ export class EnvVars {
   @Min(0)
   @Max(3600)
   AUTH_CACHE_TTL_SECONDS: number = 30;
+
+  /** Outbound webhook attempts give up after this many milliseconds (DESIGN §8: 10 s). */
+  @Transform(toInt)
+  @IsInt({ message: 'WEBHOOK_TIMEOUT_MS must be an integer from 100 to 60000' })
+  @Min(100, { message: 'WEBHOOK_TIMEOUT_MS must be an integer from 100 to 60000' })
+  @Max(60_000, { message: 'WEBHOOK_TIMEOUT_MS must be an integer from 100 to 60000' })
+  WEBHOOK_TIMEOUT_MS: number = 10_000;
+
+  /** Webhook deliveries one worker process sends at once. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(500)
+  WEBHOOK_CONCURRENCY: number = 50;
+
+  /**
+   * Optional comma-separated CIDRs: when set, deliveries may reach only addresses inside them (on top of
+   * the private-address rule). Tests set 127.0.0.0/8,::1/128 so that no fuzzed URL can send traffic out.
+   */
+  @IsOptional()
+  @IsString()
+  @Matches(/^[0-9a-fA-F:.]+\/\d{1,3}(\s*,\s*[0-9a-fA-F:.]+\/\d{1,3})*$/, { message: 'WEBHOOK_ALLOWED_CIDRS must be comma-separated CIDRs such as 10.0.0.0/8,fd00::/8' })
+  WEBHOOK_ALLOWED_CIDRS?: string;
+
+  /** Optional PEM file of extra certificate authorities deliveries trust (private CAs, test receivers). */
+  @IsOptional()
+  @IsString()
+  WEBHOOK_CA_FILE?: string;
+
+  /** Optional HTTP CONNECT egress proxy (http://host:port) every delivery and test goes through; the SSRF check still applies to the target. */
+  @IsOptional()
+  @IsString()
+  @Matches(/^http:\/\/[^\s/:@]+(:\d{1,5})?\/?$/, { message: 'WEBHOOK_PROXY_URL must be http://host:port' })
+  WEBHOOK_PROXY_URL?: string;
+
+  /** How long published outbox rows are kept before deletion. */
+  @IsString()
+  @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'OUTBOX_RETENTION must be a duration such as 604800, 12h or 7d' })
+  OUTBOX_RETENTION: string = '7d';
+
+  /** A webhook whose every delivery has failed for this long is disabled. */
+  @IsString()
+  @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'WEBHOOK_DISABLE_AFTER must be a duration such as 259200, 12h or 3d' })
+  WEBHOOK_DISABLE_AFTER: string = '72h';
 }
 
 export class ConfigError extends Error {}
@@ -134,7 +178,7 @@ export class ConfigError extends Error {}
 export function validateEnv(raw: Record<string, string | undefined>): EnvVars {
   const known = Object.keys(new EnvVars());
   const input: Record<string, string> = {};
-  for (const key of [...known, 'PUBLIC_BASE_URL', 'BOOTSTRAP_API_KEY', 'JWT_AUDIENCE', 'TOKEN_SIGNING_KEY', 'AI_BASE_URL', 'AI_API_KEY']) {
+  for (const key of [...known, 'PUBLIC_BASE_URL', 'BOOTSTRAP_API_KEY', 'JWT_AUDIENCE', 'TOKEN_SIGNING_KEY', 'AI_BASE_URL', 'AI_API_KEY', 'WEBHOOK_ALLOWED_CIDRS', 'WEBHOOK_CA_FILE', 'WEBHOOK_PROXY_URL']) {
     const value = raw[key];
     if (value !== undefined && value !== '') input[key] = value;
   }

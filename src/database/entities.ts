@@ -10,6 +10,9 @@ import { WorkflowExecution } from '../executions/entities/workflow-execution.ent
 import { KnowledgeBase } from '../knowledge-bases/entities/knowledge-base.entity.js';
 import { Pet } from '../pets/entities/pet.entity.js';
 import { Trigger } from '../triggers/entities/trigger.entity.js';
+import { WebhookDeliveryAttempt } from '../webhooks/entities/webhook-delivery-attempt.entity.js';
+import { WebhookDelivery } from '../webhooks/entities/webhook-delivery.entity.js';
+import { Webhook } from '../webhooks/entities/webhook.entity.js';
 import { WorkflowVersion } from '../workflows/entities/workflow-version.entity.js';
 import { Workflow } from '../workflows/entities/workflow.entity.js';
 
@@ -17,4 +20,5 @@ import { Workflow } from '../workflows/entities/workflow.entity.js';
 export const ENTITIES = [
   Organization, ApiKey, User, Workflow, WorkflowVersion, Pet,
   Trigger, Customer, Message, WorkflowExecution, ExecutionStep, TriggerExecution, KnowledgeBase, OutboxEvent,
+  Webhook, WebhookDelivery, WebhookDeliveryAttempt,
 ];

@@ -33,7 +33,8 @@ describe('contract fuzzer', () => {
 
   beforeAll(async () => {
     // The webhook path's 100/min per trigger is part of the contract (429 is documented there).
-    t = await startTestApp();
+    // Webhook deliveries and tests may reach loopback only: no fuzzed URL can send traffic out.
+    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8,::1/128', WEBHOOK_TIMEOUT_MS: '1000' });
     await t.app.listen(0, '127.0.0.1');
     port = (t.app.getHttpServer().address() as AddressInfo).port;
     org = await createOrganization(t);
@@ -118,6 +119,11 @@ describe('contract fuzzer', () => {
     if (pet.status !== 201) throw new Error(`seeding: POST /pet answered ${pet.status} ${pet.text}`);
     const petId = String((JSON.parse(pet.text) as { data: { id: number } }).data.id);
 
+    // Port 9 on loopback: nothing listens, so tests and deliveries fail fast with "connection refused".
+    const webhook = (await call('POST', '/v1/webhooks', { name: `fuzz hook ${tag}`, url: `https://127.0.0.1:9/fuzz/${tag}`, events: ['workflow.*'] }, [201]))!.data!.id as string;
+    await call('POST', `/v1/webhooks/${webhook}/test`, { event_type: 'workflow.completed', test_data: {} }, [200]);
+    const webhookLog = ((await call('GET', `/v1/webhooks/${webhook}/logs`, undefined, [200])) as unknown as { data: { id: string }[] }).data[0]!.id;
+
     const apiKey = (await call('POST', '/v1/api-keys', { name: `fuzz spare ${tag}`, permission_level: 'read_only' }, [201]))!.data!.id as string;
 
     const ids = (list: (string | null)[]) => list.filter((id): id is string => typeof id === 'string');
@@ -135,6 +141,9 @@ describe('contract fuzzer', () => {
       kb_name: ['faq'],
       petId: [petId],
       'api-keys:id': [apiKey],
+      webhook_id: [webhook],
+      'webhooks:webhook_id': [webhook],
+      log_id: [webhookLog],
     };
   }
 

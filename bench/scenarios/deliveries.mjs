@@ -1,0 +1,133 @@
+// Outbound webhook deliveries end to end: events written to the outbox -> relay -> Bull -> signed
+// HTTPS POST -> the receiver's 2xx. One worker process (WEBHOOK_CONCURRENCY=50) against a local
+// keep-alive HTTPS receiver in its own process (bench/lib/https-receiver.mjs, self-signed
+// certificate trusted through WEBHOOK_CA_FILE; deliveries restricted to loopback).
+//
+// Two rows:
+//   - deliveries/s at saturation: BENCH_DELIVERIES events written at once; deliveries/s = events /
+//     (last 2xx - write), with p50/p99 lag (event written -> 2xx answered).
+//   - lag at 1,000 events/s offered (open loop: 100 events every 100 ms for BENCH_DURATION_S).
+// Every event must be delivered exactly once (nothing fails here): checked from the log.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { round } from '../lib/load.mjs';
+
+const TARGET_PER_S = 1500;
+const TARGET_LAG_P99_MS = 1000;
+const OFFERED_PER_S = 1000;
+const CONCURRENCY = 50;
+
+async function waitUntil(what, timeoutMs, check) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Lag (event written -> 2xx) of the delivered attempts of events written with this tag. */
+async function figures(db, tag) {
+  const { rows } = await db.query(
+    `SELECT count(*)::int AS delivered, count(DISTINCT d.event_id)::int AS events,
+            min(d.event_timestamp) AS first_written,
+            max(a.delivered_at + a.response_time_ms * interval '1 millisecond') AS last_answered,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM a.delivered_at - d.event_timestamp) * 1000 + a.response_time_ms) AS p50_ms,
+            percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM a.delivered_at - d.event_timestamp) * 1000 + a.response_time_ms) AS p99_ms,
+            max(extract(epoch FROM a.delivered_at - d.event_timestamp) * 1000 + a.response_time_ms) AS max_ms
+       FROM webhook_deliveries d JOIN webhook_delivery_attempts a ON a.delivery_id = d.id AND a.status = 'delivered'
+      WHERE d.data->>'tag' = $1`,
+    [tag],
+  );
+  return rows[0];
+}
+
+async function emit(db, organizationId, tag, count) {
+  await db.query(
+    `INSERT INTO outbox_events (organization_id, type, data)
+     SELECT $1, 'workflow.completed', jsonb_build_object('tag', $2::text, 'n', n, 'workflow_id', gen_random_uuid(), 'status', 'success')
+       FROM generate_series(1, $3) n`,
+    [organizationId, tag, count],
+  );
+}
+
+export default {
+  name: 'deliveries',
+  description: `outbox -> signed HTTPS delivery -> 2xx; worker process (WEBHOOK_CONCURRENCY ${CONCURRENCY}), keep-alive receiver process`,
+
+  async run(ctx) {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-receiver-'));
+    const keyFile = join(dir, 'key.pem');
+    const certFile = join(dir, 'cert.pem');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', certFile,
+      '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    const receiver = spawn(process.execPath, [new URL('../lib/https-receiver.mjs', import.meta.url).pathname, keyFile, certFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const port = await new Promise((resolve, reject) => {
+      receiver.stdout.once('data', (d) => resolve(Number(String(d).trim())));
+      receiver.once('exit', (code) => reject(new Error(`receiver exited ${code}`)));
+    });
+    const env = {
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8,::1/128',
+      WEBHOOK_CA_FILE: certFile,
+      WEBHOOK_CONCURRENCY: String(CONCURRENCY),
+    };
+    const db = new pg.Client({ connectionString: ctx.databaseUrl });
+    try {
+      const api = await ctx.startApp({ role: 'api', env });
+      await ctx.startApp({ role: 'worker', env });
+      await db.connect();
+      const created = await ctx.api(api.url, 'POST', '/v1/webhooks', { name: 'bench receiver', url: `https://127.0.0.1:${port}/hook`, events: ['workflow.completed'] });
+      if (created.status !== 201) throw new Error(`POST /v1/webhooks answered ${created.status}: ${JSON.stringify(created.body).slice(0, 300)}`);
+      const { rows: [{ organization_id: organizationId }] } = await db.query(`SELECT organization_id FROM webhooks WHERE id = $1`, [created.body.data.id]);
+
+      // Warm-up: connections open, code paths compiled.
+      await emit(db, organizationId, 'warmup', 500);
+      await waitUntil('warm-up deliveries', 60_000, async () => (await figures(db, 'warmup')).delivered >= 500);
+
+      const total = Number(process.env.BENCH_DELIVERIES ?? 15_000);
+      await emit(db, organizationId, 'saturation', total);
+      await waitUntil(`${total} deliveries`, 300_000, async () => (await figures(db, 'saturation')).delivered >= total);
+      const sat = await figures(db, 'saturation');
+      const satS = (new Date(sat.last_answered).getTime() - new Date(sat.first_written).getTime()) / 1000;
+      const perS = round(total / satS, 1);
+
+      const durationS = ctx.config.durationS;
+      const start = Date.now();
+      let sent = 0;
+      for (let tick = 0; Date.now() - start < durationS * 1000; tick++) {
+        const due = start + tick * 100;
+        if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+        await emit(db, organizationId, 'open', OFFERED_PER_S / 10);
+        sent += OFFERED_PER_S / 10;
+      }
+      await waitUntil(`${sent} open-loop deliveries`, 300_000, async () => (await figures(db, 'open')).delivered >= sent);
+      const open = await figures(db, 'open');
+      const duplicates = sat.delivered - sat.events + (open.delivered - open.events);
+      console.log(`  saturation: ${total} events in ${round(satS, 2)} s = ${perS} deliveries/s, lag p50 ${Math.round(sat.p50_ms)} ms p99 ${Math.round(sat.p99_ms)} ms; ` +
+        `open loop ${OFFERED_PER_S}/s for ${durationS} s: lag p50 ${Math.round(open.p50_ms)} ms p99 ${Math.round(open.p99_ms)} ms; duplicates ${duplicates}`);
+      return [
+        {
+          name: 'deliveries/s (outbox -> HTTPS 2xx; p50/p99 = event written -> 2xx)',
+          measurement: { requests_per_s: perS, requests_total: total, p50_ms: Math.round(sat.p50_ms), p99_ms: Math.round(sat.p99_ms), max_ms: Math.round(sat.max_ms), errors: duplicates + (total - sat.events), non_2xx: 0, duration_s: round(satS, 2) },
+          min_per_s: TARGET_PER_S,
+          note: `${total} events written at once`,
+        },
+        {
+          name: `delivery lag at ${OFFERED_PER_S} events/s offered`,
+          measurement: { requests_per_s: round(open.delivered / durationS, 1), requests_total: open.delivered, p50_ms: Math.round(open.p50_ms), p99_ms: Math.round(open.p99_ms), max_ms: Math.round(open.max_ms), errors: sent - open.events, non_2xx: 0, duration_s: durationS },
+          max_p99_ms: TARGET_LAG_P99_MS,
+          note: 'open loop: 100 events every 100 ms',
+        },
+      ];
+    } finally {
+      await db.end().catch(() => undefined);
+      receiver.kill('SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};

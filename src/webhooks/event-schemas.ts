@@ -1,0 +1,101 @@
+import type { EventType } from '../events/event-types.js';
+
+type JsonSchema = Record<string, unknown>;
+
+const str = (description: string, extra: JsonSchema = {}): JsonSchema => ({ type: 'string', description, ...extra });
+const nullableStr = (description: string): JsonSchema => ({ type: 'string', nullable: true, description });
+const CHANNEL = nullableStr('Channel (whatsapp, instagram, voice, ...); null when the execution has none');
+const CUSTOMER = nullableStr('The customer\'s external id (as given by the channel or the caller); null when anonymous');
+
+function object(description: string, properties: Record<string, JsonSchema>, required = Object.keys(properties)): JsonSchema {
+  return { type: 'object', description, required, properties, additionalProperties: false };
+}
+
+const workflowCompleted = {
+  workflow_id: str('Workflow id', { format: 'uuid' }),
+  execution_id: str('Workflow execution id', { format: 'uuid' }),
+  status: { type: 'string', enum: ['success', 'failed'], description: 'How the execution ended' },
+  duration_ms: { type: 'integer', minimum: 0, description: 'From start to end' },
+  customer_id: CUSTOMER,
+  channel: CHANNEL,
+};
+
+/**
+ * The `data` of each event type, as the engine writes it to the outbox (src/executions). Served by
+ * `GET /v1/webhooks/event-types` and quoted in the OpenAPI description of the webhooks routes.
+ */
+export const EVENT_DATA_SCHEMAS: Record<EventType, { description: string; schema: JsonSchema }> = {
+  'workflow.started': {
+    description: 'A workflow execution begins',
+    schema: object('workflow.started', {
+      workflow_id: str('Workflow id', { format: 'uuid' }),
+      execution_id: str('Workflow execution id', { format: 'uuid' }),
+      customer_id: CUSTOMER,
+      trigger_id: str('The trigger that fired', { format: 'uuid' }),
+      channel: CHANNEL,
+    }),
+  },
+  'workflow.completed': {
+    description: 'A workflow finishes, with success or failure',
+    schema: object('workflow.completed', workflowCompleted),
+  },
+  'workflow.failed': {
+    description: 'A workflow fails with an error (sent besides workflow.completed)',
+    schema: object('workflow.failed', {
+      ...workflowCompleted,
+      error: { type: 'object', nullable: true, description: 'The execution\'s error', properties: { code: { type: 'string' }, message: { type: 'string' } } },
+    }),
+  },
+  'message.received': {
+    description: 'A customer sends a message',
+    schema: object('message.received', {
+      message_id: str('Message id', { format: 'uuid' }),
+      customer_id: str('The customer\'s external id'),
+      channel: str('Channel'),
+      content: str('The message text'),
+      language: nullableStr('Language, when known'),
+      execution_id: { type: 'string', format: 'uuid', nullable: true, description: 'The waiting execution the message was routed to, else null' },
+    }),
+  },
+  'message.sent': {
+    description: 'A message is sent to a customer',
+    schema: object('message.sent', {
+      message_id: str('Message id', { format: 'uuid' }),
+      customer_id: CUSTOMER,
+      channel: CHANNEL,
+      content: str('The message text'),
+      execution_id: str('Workflow execution id', { format: 'uuid' }),
+      node_id: str('The node that sent it'),
+    }),
+  },
+  'trigger.activated': {
+    description: 'A trigger fires',
+    schema: object('trigger.activated', {
+      trigger_id: str('Trigger id', { format: 'uuid' }),
+      trigger_execution_id: str('Trigger execution id', { format: 'uuid' }),
+      workflow_id: str('Workflow id', { format: 'uuid' }),
+      workflow_execution_id: str('Workflow execution id', { format: 'uuid' }),
+    }),
+  },
+  'customer.created': {
+    description: 'A new customer is added (first contact)',
+    schema: object('customer.created', { customer_id: str('The customer\'s external id'), channel: CHANNEL }, ['customer_id']),
+  },
+  'customer.updated': {
+    description: 'Customer data is modified (form answers)',
+    schema: object('customer.updated', {
+      customer_id: str('The customer\'s external id'),
+      attributes: { type: 'object', additionalProperties: true, description: 'The attributes written' },
+      changed: { type: 'array', items: { type: 'string' }, description: 'Names of the attributes written' },
+    }),
+  },
+};
+
+/** One paragraph for OpenAPI descriptions: the payload and each event's data keys. */
+export function eventTypesDescription(): string {
+  const lines = Object.entries(EVENT_DATA_SCHEMAS).map(([type, { description, schema }]) => {
+    const keys = Object.keys((schema.properties ?? {}) as Record<string, unknown>).join(', ');
+    return `\`${type}\` (${description}): {${keys}}`;
+  });
+  return `Deliveries POST {id, type, timestamp, data, metadata:{webhook_id, retry_count, version:"1"}}. data by type: ${lines.join('; ')}. JSON Schemas: GET /v1/webhooks/event-types.`;
+}

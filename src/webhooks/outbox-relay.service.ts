@@ -1,0 +1,178 @@
+import { InjectQueue } from '@nestjs/bull';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Queue } from 'bull';
+import pg from 'pg';
+import type { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app-config.js';
+import { deliveriesCreated, outboxRelayed } from './webhooks.metrics.js';
+import { deliverJobOptions, WEBHOOKS_QUEUE, WebhookJobs } from './webhooks.queue.js';
+
+const BATCH = 1000;
+/** Safety net besides NOTIFY (a missed notification, a listener reconnecting). */
+const POLL_MS = 5_000;
+const SWEEP_MS = 15_000;
+/** A pending delivery overdue this long has lost its job (relay died between commit and enqueue, Redis lost it). */
+const ORPHAN_AFTER = '30 seconds';
+const RETENTION_EVERY_MS = 3_600_000;
+
+/**
+ * Turns unpublished outbox rows into deliveries, in one statement per batch: rows are claimed with
+ * FOR UPDATE SKIP LOCKED (several relays never take the same row), joined to the active webhooks of
+ * their organization that subscribe to their type (exact, `group.*` or `*`), one delivery row is
+ * inserted per match, and every claimed row is marked published — rows of organizations without a
+ * matching webhook included, as a set, with no per-row work. After the commit, one Bull job per
+ * delivery (job id = delivery id). A relay that dies between the commit and the enqueue loses
+ * nothing: the sweep re-enqueues pending deliveries that are overdue.
+ *
+ * Woken by NOTIFY from a statement trigger on outbox_events, with a slow poll as a safety net.
+ */
+const RELAY_SQL = `
+  WITH batch AS (
+    SELECT id, organization_id, type, data, occurred_at FROM outbox_events
+     WHERE published_at IS NULL
+     ORDER BY occurred_at
+     LIMIT $1
+       FOR UPDATE SKIP LOCKED
+  ), published AS (
+    UPDATE outbox_events o SET published_at = now() FROM batch b WHERE o.id = b.id
+  )
+  INSERT INTO webhook_deliveries (organization_id, webhook_id, event_id, event_type, event_timestamp, data, status, next_attempt_at)
+  SELECT b.organization_id, w.id, b.id, b.type, b.occurred_at, b.data, 'pending', now()
+    FROM batch b
+    JOIN webhooks w ON w.organization_id = b.organization_id AND w.active
+     AND (b.type = ANY (w.events) OR '*' = ANY (w.events) OR split_part(b.type, '.', 1) || '.*' = ANY (w.events))
+   ORDER BY b.occurred_at
+  RETURNING id, (SELECT count(*) FROM batch)::int AS claimed`;
+
+@Injectable()
+export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(OutboxRelay.name);
+  private listener?: pg.Client;
+  private timers: NodeJS.Timeout[] = [];
+  private running = false;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectQueue(WEBHOOKS_QUEUE) private readonly queue: Queue,
+    private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    void this.listen();
+    this.timers.push(setInterval(() => this.wake(), POLL_MS));
+    this.timers.push(setInterval(() => void this.sweep().catch((e: Error) => this.logger.warn(`Sweep failed: ${e.message}`)), SWEEP_MS));
+    this.timers.push(setInterval(() => void this.purge().catch((e: Error) => this.logger.warn(`Outbox purge failed: ${e.message}`)), RETENTION_EVERY_MS));
+    for (const t of this.timers) t.unref();
+    this.wake();
+    void this.sweep().catch(() => undefined);
+    void this.purge().catch(() => undefined);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) clearInterval(t);
+    await this.listener?.end().catch(() => undefined);
+    while (this.running) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  /** Runs the relay now, or once more right after the current run. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    void (async () => {
+      try {
+        do {
+          this.again = false;
+          while (!this.stopped && (await this.relayBatch()) === BATCH) {
+            // a full batch: more may be waiting
+          }
+        } while (this.again && !this.stopped);
+      } catch (error) {
+        this.logger.warn(`Relay failed (retried on the next signal or poll): ${(error as Error).message}`);
+      } finally {
+        this.running = false;
+      }
+    })();
+  }
+
+  /** One batch; returns how many outbox rows it claimed. */
+  async relayBatch(): Promise<number> {
+    let claimed = 0;
+    const ids: string[] = [];
+    await this.dataSource.transaction(async (manager) => {
+      const rows = (await manager.query(RELAY_SQL, [BATCH])) as { id: string; claimed: number }[];
+      for (const r of rows) ids.push(r.id);
+      claimed = rows[0]?.claimed ?? 0;
+      if (rows.length === 0) {
+        // No delivery row came back to carry the count: ask how many rows the batch published.
+        const [{ n }] = (await manager.query(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at = now()`)) as { n: number }[];
+        claimed = n;
+      }
+    });
+    if (claimed > 0) outboxRelayed.inc(claimed);
+    if (ids.length > 0) {
+      deliveriesCreated.inc(ids.length);
+      await this.enqueue(ids);
+    }
+    return claimed;
+  }
+
+  private async enqueue(ids: string[]): Promise<void> {
+    await this.queue.addBulk(ids.map((deliveryId) => ({ name: WebhookJobs.deliver, data: { deliveryId }, opts: deliverJobOptions(deliveryId) })));
+  }
+
+  /** Re-enqueues pending deliveries that are overdue and not leased: their job was lost. */
+  async sweep(): Promise<number> {
+    const rows = (await this.dataSource.query(
+      `SELECT id FROM webhook_deliveries
+        WHERE status = 'pending' AND next_attempt_at < now() - interval '${ORPHAN_AFTER}'
+          AND (locked_until IS NULL OR locked_until < now())
+        ORDER BY next_attempt_at LIMIT 5000`,
+    )) as { id: string }[];
+    if (rows.length > 0) await this.enqueue(rows.map((r) => r.id));
+    return rows.length;
+  }
+
+  /** Deletes published outbox rows older than OUTBOX_RETENTION, in bounded batches. */
+  async purge(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const [, count] = (await this.dataSource.query(
+        `DELETE FROM outbox_events WHERE id IN (
+           SELECT id FROM outbox_events WHERE published_at < now() - $1 * interval '1 millisecond' LIMIT 10000)`,
+        [this.config.webhooks.outboxRetentionMs],
+      )) as [unknown, number];
+      total += count;
+      if (count < 10000 || this.stopped) return total;
+    }
+  }
+
+  private async listen(): Promise<void> {
+    if (this.stopped) return;
+    const client = new pg.Client({ connectionString: this.config.databaseUrl });
+    client.on('notification', () => this.wake());
+    client.on('error', (error: Error) => {
+      this.logger.warn(`Outbox listener lost (${error.message}); reconnecting`);
+      this.listener = undefined;
+      setTimeout(() => void this.listen(), 2000).unref();
+    });
+    try {
+      await client.connect();
+      await client.query('LISTEN outbox_events');
+      this.listener = client;
+      // Events written while not listening are picked up now.
+      this.wake();
+    } catch (error) {
+      this.logger.warn(`Outbox listener could not start (${(error as Error).message}); polling meanwhile`);
+      await client.end().catch(() => undefined);
+      setTimeout(() => void this.listen(), 2000).unref();
+    }
+  }
+}
