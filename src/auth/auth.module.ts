@@ -8,6 +8,7 @@ import { BootstrapKeyService } from './bootstrap-key.service.js';
 import { CREDENTIAL_RESOLVERS } from './credentials/credential-resolver.js';
 import { AccessGuard } from './guards/access.guard.js';
 import { AuthenticationGuard } from './guards/authentication.guard.js';
+import { BearerStrategy } from './guards/bearer.strategy.js';
 import { MeController } from './me.controller.js';
 import { Organization } from './organizations/entities/organization.entity.js';
 import { OrganizationsService } from './organizations/organizations.service.js';
@@ -25,6 +26,7 @@ import { UsersService } from './users/users.service.js';
     BootstrapKeyService,
     // Token credential types (OAuth access tokens, JWTs) go before the API key, which accepts any shape.
     { provide: CREDENTIAL_RESOLVERS, useFactory: (apiKeys: ApiKeyResolver) => [apiKeys], inject: [ApiKeyResolver] },
+    BearerStrategy,
     AuthenticationGuard,
     AccessGuard,
   ],
