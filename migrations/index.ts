@@ -6,6 +6,7 @@ import { ExecutionListIndexes1764115200000 } from './1764115200000-ExecutionList
 import { WorkflowSearch1764201600000 } from './1764201600000-WorkflowSearch.js';
 import { ExecutionRollups1764288000000 } from './1764288000000-ExecutionRollups.js';
 import { TimeOrderedIds1764374400000 } from './1764374400000-TimeOrderedIds.js';
+import { JwtClients1766000000000 } from './1766000000000-JwtClients.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -14,4 +15,5 @@ export const MIGRATIONS = [
   WorkflowSearch1764201600000,
   ExecutionRollups1764288000000,
   TimeOrderedIds1764374400000,
+  JwtClients1766000000000,
 ];

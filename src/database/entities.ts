@@ -1,4 +1,5 @@
 import { ApiKey } from '../auth/api-keys/entities/api-key.entity.js';
+import { JwtClient } from '../auth/jwt-clients/entities/jwt-client.entity.js';
 import { Organization } from '../auth/organizations/entities/organization.entity.js';
 import { User } from '../auth/users/entities/user.entity.js';
 import { OutboxEvent } from '../events/entities/outbox-event.entity.js';
@@ -17,4 +18,5 @@ import { Workflow } from '../workflows/entities/workflow.entity.js';
 export const ENTITIES = [
   Organization, ApiKey, User, Workflow, WorkflowVersion, Pet,
   Trigger, Customer, Message, WorkflowExecution, ExecutionStep, TriggerExecution, KnowledgeBase, OutboxEvent,
+  JwtClient,
 ];
