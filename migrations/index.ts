@@ -7,6 +7,7 @@ import { WorkflowSearch1764201600000 } from './1764201600000-WorkflowSearch.js';
 import { ExecutionRollups1764288000000 } from './1764288000000-ExecutionRollups.js';
 import { TimeOrderedIds1764374400000 } from './1764374400000-TimeOrderedIds.js';
 import { Webhooks1765000000000 } from './1765000000000-Webhooks.js';
+import { JwtClients1766000000000 } from './1766000000000-JwtClients.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -16,4 +17,5 @@ export const MIGRATIONS = [
   ExecutionRollups1764288000000,
   TimeOrderedIds1764374400000,
   Webhooks1765000000000,
+  JwtClients1766000000000,
 ];

@@ -72,6 +72,7 @@ function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {
       .addServer(config.publicBaseUrl)
       // One line per controller tag (a tag without a description is a lint warning).
       .addTag('API keys', 'Credentials of the organization (Full Access)')
+      .addTag('JWT clients', 'Server-to-server clients: registered public keys whose signed JWTs are credentials (Full Access)')
       .addTag('Authentication', 'Who the caller is')
       .addTag('Workflows', 'Conversational workflows, their node graphs and executions')
       .addTag('Triggers', 'What starts a workflow: message, schedule, webhook and api triggers, and their executions')

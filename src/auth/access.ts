@@ -51,3 +51,6 @@ export function isValidScope(scope: string): boolean {
   const [resource, action, ...rest] = scope.split(':');
   return rest.length === 0 && (SCOPE_RESOURCES as readonly string[]).includes(resource) && (SCOPE_ACTIONS as readonly string[]).includes(action);
 }
+
+/** Every scope a token can carry, `<resource>:<action>`. */
+export const ALL_SCOPES: string[] = SCOPE_RESOURCES.flatMap((resource) => SCOPE_ACTIONS.map((action) => `${resource}:${action}`));

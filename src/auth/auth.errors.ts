@@ -57,3 +57,9 @@ export class UserAlreadyExistsError extends DomainError {
     super('USER_ALREADY_EXISTS', 409, 'A user with this email exists', { field: 'email' });
   }
 }
+
+export class JwtClientNotFoundError extends DomainError {
+  constructor() {
+    super('JWT_CLIENT_NOT_FOUND', 404, 'JWT client not found');
+  }
+}

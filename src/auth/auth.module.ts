@@ -8,6 +8,11 @@ import { BootstrapKeyService } from './bootstrap-key.service.js';
 import { CREDENTIAL_RESOLVERS } from './credentials/credential-resolver.js';
 import { AccessGuard } from './guards/access.guard.js';
 import { AuthenticationGuard } from './guards/authentication.guard.js';
+import { BearerStrategy } from './guards/bearer.strategy.js';
+import { JwtClient } from './jwt-clients/entities/jwt-client.entity.js';
+import { JwtClientResolver } from './jwt-clients/jwt-client.resolver.js';
+import { JwtClientsController } from './jwt-clients/jwt-clients.controller.js';
+import { JwtClientsService } from './jwt-clients/jwt-clients.service.js';
 import { MeController } from './me.controller.js';
 import { Organization } from './organizations/entities/organization.entity.js';
 import { OrganizationsService } from './organizations/organizations.service.js';
@@ -15,16 +20,23 @@ import { User } from './users/entities/user.entity.js';
 import { UsersService } from './users/users.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Organization, ApiKey, User])],
-  controllers: [ApiKeysController, MeController],
+  imports: [TypeOrmModule.forFeature([Organization, ApiKey, User, JwtClient])],
+  controllers: [ApiKeysController, JwtClientsController, MeController],
   providers: [
     OrganizationsService,
     ApiKeysService,
     UsersService,
     ApiKeyResolver,
+    JwtClientsService,
+    JwtClientResolver,
     BootstrapKeyService,
     // Token credential types (OAuth access tokens, JWTs) go before the API key, which accepts any shape.
-    { provide: CREDENTIAL_RESOLVERS, useFactory: (apiKeys: ApiKeyResolver) => [apiKeys], inject: [ApiKeyResolver] },
+    {
+      provide: CREDENTIAL_RESOLVERS,
+      useFactory: (jwts: JwtClientResolver, apiKeys: ApiKeyResolver) => [jwts, apiKeys],
+      inject: [JwtClientResolver, ApiKeyResolver],
+    },
+    BearerStrategy,
     AuthenticationGuard,
     AccessGuard,
   ],

@@ -1,4 +1,5 @@
 import { ApiKey } from '../auth/api-keys/entities/api-key.entity.js';
+import { JwtClient } from '../auth/jwt-clients/entities/jwt-client.entity.js';
 import { Organization } from '../auth/organizations/entities/organization.entity.js';
 import { User } from '../auth/users/entities/user.entity.js';
 import { OutboxEvent } from '../events/entities/outbox-event.entity.js';
@@ -21,4 +22,5 @@ export const ENTITIES = [
   Organization, ApiKey, User, Workflow, WorkflowVersion, Pet,
   Trigger, Customer, Message, WorkflowExecution, ExecutionStep, TriggerExecution, KnowledgeBase, OutboxEvent,
   Webhook, WebhookDelivery, WebhookDeliveryAttempt,
+  JwtClient,
 ];

@@ -56,7 +56,7 @@ export class InboundController {
     @Res({ passthrough: true }) res: Response,
     @Headers('user-agent') userAgent?: string,
   ) {
-    const { result, rateLimit } = await this.firing.fireApiTrigger(principal.organizationId, triggerId, body, userAgent ?? null);
+    const { result, rateLimit } = await this.firing.fireApiTrigger(principal.organizationId, triggerId, body, userAgent ?? null, principal.credentialType);
     res.set(rateLimitHeaders(rateLimit));
     return ok(toResponse(result));
   }

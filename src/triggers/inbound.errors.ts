@@ -19,6 +19,12 @@ export class RateLimitExceededError extends DomainError {
   }
 }
 
+export class CredentialTypeRefusedError extends DomainError {
+  constructor(authentication: string) {
+    super('INSUFFICIENT_PERMISSIONS', 403, `This api trigger is fired with ${authentication} credentials only`);
+  }
+}
+
 export class NotAnApiTriggerError extends DomainError {
   constructor() {
     super('INVALID_REQUEST', 400, 'Only api triggers are fired at this endpoint; webhook triggers at their url, message triggers by POST /v1/messages');

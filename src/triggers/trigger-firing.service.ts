@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { Repository } from 'typeorm';
+import type { CredentialType } from '../auth/access.js';
 import { ConversationsService } from '../executions/conversations.service.js';
 import { ExecutionErrorCodes } from '../executions/executions.errors.js';
 import { ExecutionsService } from '../executions/executions.service.js';
@@ -11,10 +12,11 @@ import { AppConfig } from '../config/app-config.js';
 import { RateLimiter, type RateLimitResult } from '../redis/rate-limiter.js';
 import { parseWebhookFields } from './dto/inbound.dto.js';
 import { Trigger } from './entities/trigger.entity.js';
-import { InvalidSignatureError, MethodNotAllowedError, NotAnApiTriggerError, RateLimitExceededError } from './inbound.errors.js';
+import { CredentialTypeRefusedError, InvalidSignatureError, MethodNotAllowedError, NotAnApiTriggerError, RateLimitExceededError } from './inbound.errors.js';
 import { matchesKeywords, type KeywordRules } from './keyword-matcher.js';
 import { TriggersService } from './triggers.service.js';
 import { TriggerNotFoundError } from './triggers.errors.js';
+import { credentialMayFire } from './trigger-types/api.trigger-type.js';
 import { WEBHOOK_METHODS } from './trigger-types/webhook.trigger-type.js';
 
 /** Inbound webhooks: 100 requests per minute per trigger (specification, Limits), counting authenticated ones only. */
@@ -181,9 +183,11 @@ export class TriggerFiringService {
     triggerId: string,
     body: { customer_id?: string; channel?: string; message?: string; data?: Record<string, unknown> },
     userAgent: string | null,
+    credentialType: CredentialType,
   ): Promise<{ result: FireResult; rateLimit: RateLimitResult }> {
     const trigger = await this.triggersService.getOwned(organizationId, triggerId);
     if (trigger.type !== 'api') throw new NotAnApiTriggerError();
+    if (!credentialMayFire(trigger.configuration.authentication, credentialType)) throw new CredentialTypeRefusedError(String(trigger.configuration.authentication));
     const limit = Number(trigger.configuration.rate_limit ?? DEFAULT_API_RATE_LIMIT);
     const rateLimit = await this.rateLimiter.hit(`fire:${trigger.id}`, limit, 3600);
     if (!rateLimit.allowed) throw new RateLimitExceededError(rateLimit);

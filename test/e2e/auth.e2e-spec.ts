@@ -19,6 +19,30 @@ describe('authentication, API keys and /v1/me', () => {
     }
   });
 
+  it('reads the credential from the Authorization header only, never from the query string or the body (Passport bearer strategy)', async () => {
+    const key = org.keys.read_only;
+    const query = await t.http.get(`/v1/me?access_token=${encodeURIComponent(key)}`);
+    expect(query.status).toBe(401);
+    expect(query.body.error.code).toBe('MISSING_AUTHENTICATION');
+    const body = await t.http.post('/v1/workflows').send({ access_token: key });
+    expect(body.status).toBe(401);
+    expect(body.body.error.code).toBe('MISSING_AUTHENTICATION');
+    // Whitespace after the scheme is tolerated as before the strategy existed.
+    const spaced = await t.http.get('/v1/me').set({ Authorization: `bearer   ${key}` });
+    expect(spaced.status).toBe(200);
+    expect(spaced.body.data.permission_level).toBe('read_only');
+  });
+
+  it('completes concurrent requests, each with its own principal (one Passport strategy object per request)', async () => {
+    const other = await createOrganization(t);
+    const calls = Array.from({ length: 24 }, (_, i) => {
+      const [who, level] = [i % 2 ? org : other, (['read_only', 'read_write', 'full_access'] as const)[i % 3]];
+      return t.http.get('/v1/me').set(who.auth(level)).then((res) => [res.status, res.body.data?.organization_id === who.id, res.body.data?.permission_level === level]);
+    });
+    const answers = await Promise.race([Promise.all(calls), new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 10_000))]);
+    expect(answers).toEqual(Array.from({ length: 24 }, () => [200, true, true]));
+  });
+
   it('answers 401 INVALID_API_KEY for an unknown key', async () => {
     const res = await t.http.get('/v1/workflows').set({ Authorization: 'Bearer wfk_not-a-real-key' });
     expect(res.status).toBe(401);

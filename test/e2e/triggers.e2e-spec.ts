@@ -202,8 +202,8 @@ describe('triggers', () => {
     it('creates an api trigger whose configuration shows its endpoint', async () => {
       const res = await create(bodies.api(workflowId));
       expect(res.status).toBe(201);
-      expect(res.body.data.configuration).toEqual({ endpoint: `/v1/triggers/${res.body.data.id}/fire`, authentication: 'bearer', rate_limit: 50 });
-      expect((await created(bodies.api(workflowId, { configuration: {} }))).configuration).toMatchObject({ rate_limit: 100, authentication: 'bearer' });
+      expect(res.body.data.configuration).toEqual({ endpoint: `/v1/triggers/${res.body.data.id}/fire`, authentication: 'any', rate_limit: 50 });
+      expect((await created(bodies.api(workflowId, { configuration: {} }))).configuration).toMatchObject({ rate_limit: 100, authentication: 'any' });
     });
 
     it('answers 400 MISSING_REQUIRED_FIELD or INVALID_REQUEST with the field for bad bodies', async () => {

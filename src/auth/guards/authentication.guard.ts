@@ -1,10 +1,10 @@
-import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Injectable, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import { AuthGuard, type AuthGuardAuthenticateOptions } from '@nestjs/passport';
 import type { Principal } from '../access.js';
 import { MissingAuthenticationError } from '../auth.errors.js';
-import { CREDENTIAL_RESOLVERS, type CredentialResolver } from '../credentials/credential-resolver.js';
 import { PUBLIC } from '../decorators/access.decorators.js';
+import { BearerStrategy } from './bearer.strategy.js';
 
 declare module 'express' {
   interface Request {
@@ -12,28 +12,34 @@ declare module 'express' {
   }
 }
 
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
-
-/** Deny by default: every route needs a valid bearer credential unless it is @Public(). */
+/**
+ * Deny by default: every route needs a valid bearer credential unless it is @Public().
+ * Passport's AuthGuard for the bearer strategy, under this app's name for it (see BearerStrategy).
+ * The principal lands on `req.principal`.
+ */
 @Injectable()
-export class AuthenticationGuard implements CanActivate {
+export class AuthenticationGuard extends AuthGuard() {
   constructor(
     private readonly reflector: Reflector,
-    @Inject(CREDENTIAL_RESOLVERS) private readonly resolvers: CredentialResolver[],
-  ) {}
+    strategy: BearerStrategy,
+  ) {
+    super({ defaultStrategy: strategy.name });
+  }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
     if (this.reflector.getAllAndOverride(PUBLIC, [context.getHandler(), context.getClass()])) return true;
-    const req = context.switchToHttp().getRequest<Request>();
-    const header = req.headers.authorization;
-    const token = typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined;
-    if (!token) throw new MissingAuthenticationError();
+    return (await super.canActivate(context)) as boolean;
+  }
 
-    const resolver = this.resolvers.find((r) => r.accepts(token));
-    if (!resolver) throw new MissingAuthenticationError();
-    const principal = await resolver.resolve(token);
-    if (!principal) throw resolver.invalidError();
-    req.principal = principal;
-    return true;
+  /** Stateless: no session; the property is set here rather than through PassportModule's options. */
+  override getAuthenticateOptions(): AuthGuardAuthenticateOptions {
+    return { property: 'principal', session: false };
+  }
+
+  /** The strategy's DomainError (a bad credential) as is; no credential at all is MISSING_AUTHENTICATION. */
+  override handleRequest<T = Principal>(err: unknown, principal: T | false | null): T {
+    if (err) throw err;
+    if (!principal) throw new MissingAuthenticationError();
+    return principal;
   }
 }

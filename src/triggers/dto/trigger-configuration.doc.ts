@@ -72,7 +72,7 @@ export class ApiTriggerConfigurationDoc {
     type: String,
     nullable: true,
     pattern: anyCase(API_AUTHENTICATION_METHODS),
-    default: 'bearer',
+    default: 'any',
     description: `${API_AUTHENTICATION_METHODS.join(', ')} (any letter case)`,
   })
   authentication?: string | null;

@@ -178,10 +178,10 @@ describe('webhook trigger type', () => {
 describe('api trigger type', () => {
   it('defaults rate_limit and authentication, and presents the endpoint', () => {
     const { configuration } = parseTriggerConfiguration('api', {});
-    expect(configuration).toEqual({ rate_limit: 100, authentication: 'bearer' });
+    expect(configuration).toEqual({ rate_limit: 100, authentication: 'any' });
     expect(presentTriggerConfiguration({ type: 'api', configuration: { ...configuration } }, context)).toEqual({
       endpoint: `/v1/triggers/${context.id}/fire`,
-      authentication: 'bearer',
+      authentication: 'any',
       rate_limit: 100,
     });
     expect(parseTriggerConfiguration('api', { rate_limit: 100000, authentication: 'Bearer' }).configuration).toEqual({ rate_limit: 100000, authentication: 'bearer' });
@@ -192,5 +192,8 @@ describe('api trigger type', () => {
       expect(errorOf('api', { rate_limit }), String(rate_limit)).toMatchObject(invalid('configuration.rate_limit'));
     }
     expect(errorOf('api', { authentication: 'basic' })).toMatchObject(invalid('configuration.authentication'));
+    for (const authentication of ['ANY', 'api_key', 'OAuth', 'jwt']) {
+      expect(parseTriggerConfiguration('api', { authentication }).configuration).toMatchObject({ authentication: authentication.toLowerCase() });
+    }
   });
 });
