@@ -9,6 +9,8 @@ import { deliveriesCreated, outboxRelayed } from './webhooks.metrics.js';
 import { deliverJobOptions, WEBHOOKS_QUEUE, WebhookJobs } from './webhooks.queue.js';
 
 const BATCH = 1000;
+/** Signals this close together share one relay run (one transaction instead of one each). */
+const RELAY_COALESCE_MS = 100;
 /** Safety net besides NOTIFY (a missed notification, a listener reconnecting). */
 const POLL_MS = 5_000;
 const SWEEP_MS = 15_000;
@@ -52,6 +54,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private timers: NodeJS.Timeout[] = [];
   private running = false;
   private again = false;
+  private pending?: NodeJS.Timeout;
   private stopped = false;
 
   constructor(
@@ -74,30 +77,45 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
+    if (this.pending) clearTimeout(this.pending);
     await this.listener?.end().catch(() => undefined);
     while (this.running) await new Promise((r) => setTimeout(r, 20));
   }
 
-  /** Runs the relay now, or once more right after the current run. */
+  /**
+   * Runs the relay shortly, or once more shortly after the current run. Signals arriving within
+   * RELAY_COALESCE_MS of each other share one run: every writing statement of the engine sends
+   * one, and a transaction per signal cost more than the deliveries' own work (measured: ~3 ms of
+   * machine CPU per execution with a run per signal).
+   */
   wake(): void {
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
       return;
     }
+    if (this.pending) return;
+    this.pending = setTimeout(() => {
+      this.pending = undefined;
+      this.run();
+    }, RELAY_COALESCE_MS);
+    this.pending.unref();
+  }
+
+  private run(): void {
+    if (this.stopped || this.running) return;
     this.running = true;
+    this.again = false;
     void (async () => {
       try {
-        do {
-          this.again = false;
-          while (!this.stopped && (await this.relayBatch()) === BATCH) {
-            // a full batch: more may be waiting
-          }
-        } while (this.again && !this.stopped);
+        while (!this.stopped && (await this.relayBatch()) === BATCH) {
+          // a full batch: more may be waiting
+        }
       } catch (error) {
         this.logger.warn(`Relay failed (retried on the next signal or poll): ${(error as Error).message}`);
       } finally {
         this.running = false;
+        if (this.again) this.wake();
       }
     })();
   }
