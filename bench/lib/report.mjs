@@ -21,6 +21,8 @@ export function judge(scenario, row) {
   if (maxP99Ms !== null && !(m.p99_ms < maxP99Ms)) reasons.push(`p99 ${m.p99_ms} ms >= ${maxP99Ms} ms`);
   if (maxP95Ms !== null && !(m.p95_ms < maxP95Ms)) reasons.push(`p95 ${m.p95_ms} ms >= ${maxP95Ms} ms`);
   if (failed > 0) reasons.push(`${failed} failed or non-2xx requests`);
+  // A latency target met by no answer at all is missed (every request outlived the slice).
+  if ((maxP99Ms !== null || maxP95Ms !== null) && !(m.requests_per_s > 0)) reasons.push('no request completed');
   return {
     scenario: scenario.name,
     name: row.name,
