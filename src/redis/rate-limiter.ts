@@ -78,6 +78,8 @@ end
 return out
 `;
 
+const LOST = new Set(['reconnecting', 'close', 'end']);
+
 type LimiterRedis = { rateLimit(numKeys: number, ...args: (string | number)[]): Promise<number[]> };
 
 /**
@@ -108,8 +110,9 @@ export class RateLimiter {
   async hitMany(entries: readonly RateLimitEntry[]): Promise<RateLimitOutcome> {
     if (entries.length === 0) return { allowed: true, results: [], checked: true };
     const client = this.redis.client;
-    // A client that is reconnecting would queue the command: fail open at once instead.
-    if (client.status !== 'ready') return this.failOpen(new Error(`Redis connection is ${client.status}`));
+    // A lost connection would queue the command until it comes back: fail open at once instead.
+    // (While first connecting, the command waits, within the timeout below.)
+    if (LOST.has(client.status)) return this.failOpen(new Error(`Redis connection is ${client.status}`));
     const keys = entries.map((e) => this.redis.key('rl', e.policy, e.key));
     const args: (string | number)[] = [];
     for (const e of entries) args.push(e.limit, e.windowSeconds * 1000, e.count === false ? '0' : '1');
