@@ -74,6 +74,8 @@ export default {
 
   async run(ctx) {
     const app = await ctx.startApp({ role: 'api', env: { ...RATE_LIMITS_ON_OUT_OF_REACH, JWT_AUDIENCE, ...OAUTH_APP_ENV } });
+    // The interleaved A/B of the rate limits' cost: the same build and database with limits off.
+    const unlimited = await ctx.startApp({ role: 'api', env: { RATE_LIMITS_ENABLED: 'false' } });
     const workflowIds = await seedWorkflows(ctx, app.url, ctx.config.workflows);
     const byIdPaths = workflowIds.map((id) => `/v1/workflows/${id}`);
     const credentials = [
@@ -96,9 +98,12 @@ export default {
     const [baseline, ...measured] = await ctx.measureAgainstBaseline(BASELINE, { workflowIds }, [
       ...credentials.map((c) => ({ url: app.url, headers: c.headers, paths: byIdPaths })),
       { url: `${app.url}/v1/workflows?limit=20`, headers: credentials[0].headers },
+      { url: unlimited.url, headers: credentials[0].headers, paths: byIdPaths },
     ]);
+    await unlimited.process.stop();
     const byId = measured.slice(0, credentials.length);
     const list = measured[credentials.length];
+    const withoutLimits = measured[credentials.length + 1];
     const best = Math.max(...byId.map((m) => m.requests_per_s));
     return [
       ...credentials.map((c, i) => {
@@ -114,6 +119,12 @@ export default {
         };
       }),
       { name: 'GET /v1/workflows?limit=20 (API key)', measurement: list, baseline, target_ratio: LIST_TARGET_RATIO },
+      {
+        name: 'GET /v1/workflows/{id} (API key, rate limits OFF: A/B reference)',
+        measurement: withoutLimits,
+        baseline,
+        note: `limits on cost ${Math.round((1 - byId[0].requests_per_s / (withoutLimits.requests_per_s || 1)) * 100)}% of this row's req/s (API key row vs this one)`,
+      },
     ];
   },
 };

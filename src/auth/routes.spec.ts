@@ -169,7 +169,7 @@ function routeTable(routes: Route[]): string {
       let scope = 'public';
       let level = '—';
       if (!isPublic && requirement === 'any') [scope, level] = ['any credential', 'any'];
-      else if (!isPublic && requirement) [scope, level] = [scopeFor(requirement) ? `\`${scopeFor(requirement)}\`` : '— (API keys only)', `\`${requiredLevel(requirement)}\``];
+      else if (!isPublic && requirement && requirement !== 'any') [scope, level] = [scopeFor(requirement) ? `\`${scopeFor(requirement)}\`` : '— (API keys only)', `\`${requiredLevel(requirement)}\``];
       let limits: string;
       if (exempt !== undefined) limits = `none here: ${exempt}`;
       else if (isPublic) limits = `public ${per('public')} per IP`;

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import type { Redis } from 'ioredis';
 import { Counter, register } from 'prom-client';
 import { AppConfig } from '../config/app-config.js';
 import { RedisService } from './redis.service.js';
@@ -49,29 +50,40 @@ export const rateLimitRefusals = counter('rate_limit_exceeded_total', 'Requests 
 
 /**
  * Checks and counts every limit of a request in ONE Redis round trip (fixed windows).
- * A limit at its allowance refuses the request; a refused request counts against nothing,
- * so a 429 does not use up the other limits. Keys: KEYS[i]; ARGV: limit, window ms and
- * whether to count, per key. Returns the refusal flag, then count and ms left, per key.
+ * KEYS[i]; ARGV: limit, window ms and whether to count ('1') or only check ('0'), per key.
+ * Counted keys are incremented at once (the common case, a request within its limits, costs one
+ * INCR and one PTTL per counted key and one GET per checked one); a request over any limit is
+ * refused and its increments are taken back, so a 429 uses up none of the other limits. A
+ * checked-only key refuses once it has reached its limit. Returns the refusal flag, then count
+ * and ms left per key (ms left is -1 for a checked-only key of an allowed request: not shown).
  */
 const SCRIPT = `
 local n = #KEYS
 local refused = 0
 local counts = {}
 for i = 1, n do
-  local c = tonumber(redis.call('GET', KEYS[i]) or '0')
-  counts[i] = c
-  if c >= tonumber(ARGV[i * 3 - 2]) then refused = 1 end
+  local limit = tonumber(ARGV[i * 3 - 2])
+  if ARGV[i * 3] == '1' then
+    local c = redis.call('INCR', KEYS[i])
+    if c == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[i * 3 - 1]) end
+    counts[i] = c
+    if c > limit then refused = 1 end
+  else
+    local c = tonumber(redis.call('GET', KEYS[i]) or '0')
+    counts[i] = c
+    if c >= limit then refused = 1 end
+  end
 end
 local out = { refused }
 for i = 1, n do
-  local window = tonumber(ARGV[i * 3 - 1])
+  local counted = ARGV[i * 3] == '1'
   local c = counts[i]
-  if refused == 0 and ARGV[i * 3] == '1' then
-    c = redis.call('INCR', KEYS[i])
-    if c == 1 then redis.call('PEXPIRE', KEYS[i], window) end
+  if refused == 1 and counted then c = redis.call('DECR', KEYS[i]) end
+  local ttl = -1
+  if counted or refused == 1 then
+    ttl = redis.call('PTTL', KEYS[i])
+    if ttl < 0 then ttl = tonumber(ARGV[i * 3 - 1]) end
   end
-  local ttl = redis.call('PTTL', KEYS[i])
-  if ttl < 0 then ttl = window end
   out[#out + 1] = c
   out[#out + 1] = ttl
 end
@@ -91,14 +103,17 @@ type LimiterRedis = { rateLimit(numKeys: number, ...args: (string | number)[]): 
 export class RateLimiter {
   private readonly logger = new Logger(RateLimiter.name);
   private failing = false;
+  private readonly client: Redis;
 
   constructor(
     private readonly redis: RedisService,
     private readonly config: AppConfig,
   ) {
-    const client = this.redis.client as unknown as { rateLimit?: unknown; defineCommand(name: string, def: { lua: string }): void };
+    // The service's command connection. (Auto-pipelining on a connection of its own was tried: more
+    // CPU per request, not less; docs/PERFORMANCE.md.)
+    this.client = redis.client;
     // EVALSHA with a fallback to EVAL, handled by ioredis.
-    if (!client.rateLimit) client.defineCommand('rateLimit', { lua: SCRIPT });
+    if (!(this.client as unknown as { rateLimit?: unknown }).rateLimit) this.client.defineCommand('rateLimit', { lua: SCRIPT });
   }
 
   /** One limit; see hitMany. Null when Redis could not be asked (served, fail open). */
@@ -109,7 +124,7 @@ export class RateLimiter {
 
   async hitMany(entries: readonly RateLimitEntry[]): Promise<RateLimitOutcome> {
     if (entries.length === 0) return { allowed: true, results: [], checked: true };
-    const client = this.redis.client;
+    const client = this.client;
     // A lost connection would queue the command until it comes back: fail open at once instead.
     // (While first connecting, the command waits, within the timeout below.)
     if (LOST.has(client.status)) return this.failOpen(new Error(`Redis connection is ${client.status}`));
@@ -137,9 +152,9 @@ export class RateLimiter {
     const results = entries.map((e, i): RateLimitResult => {
       const count = Number(reply[1 + i * 2]);
       const ttlMs = Math.max(0, Number(reply[2 + i * 2]));
+      // Refused: counts are as before the request, and the limits at their allowance are the refusing ones.
       return {
         policy: e.policy,
-        // Refused: nothing was counted, and the limits already at their allowance are the refusing ones.
         allowed: !refused || count < e.limit,
         limit: e.limit,
         remaining: Math.max(0, e.limit - count),
