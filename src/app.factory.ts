@@ -5,6 +5,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger, PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
 import { PUBLIC } from './auth/decorators/access.decorators.js';
+import { NO_RATE_LIMIT } from './rate-limits/rate-limit.decorators.js';
 import { ErrorEnvelopeDto } from './common/http/api-docs.js';
 import { postProcessOpenApi } from './common/http/openapi/post-process.js';
 import { collectRouteFacts } from './common/http/openapi/routes.js';
@@ -90,7 +91,12 @@ function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {
   generated.info.license = { name: 'Proprietary' };
   const reflector = new Reflector();
   const document = postProcessOpenApi(generated, {
-    routes: collectRouteFacts(app, (handler, controller) => reflector.getAllAndOverride(PUBLIC, [handler, controller]) === true),
+    routes: collectRouteFacts(
+      app,
+      (handler, controller) => reflector.getAllAndOverride(PUBLIC, [handler, controller]) === true,
+      // With RATE_LIMITS_ENABLED=false the document still describes the limits a deployment has.
+      (handler, controller) => reflector.getAllAndOverride(NO_RATE_LIMIT, [handler, controller]) === undefined,
+    ),
     bearerScheme: 'bearer',
     // The sample pet store keeps its own `{code, message}` envelope (DESIGN §11).
     errorSchema: (path) => ({ $ref: `#/components/schemas/${path.startsWith('/pet') ? PetErrorResponse.name : ErrorEnvelopeDto.name}` }),

@@ -19,6 +19,8 @@ import { ExecutionsModule, ExecutionsWorkerModule } from './executions/execution
 import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module.js';
 import { PetsModule } from './pets/pets.module.js';
 import { TriggersModule, TriggersWorkerModule } from './triggers/triggers.module.js';
+import { RateLimitGuard } from './rate-limits/rate-limit.guard.js';
+import { RateLimitsModule } from './rate-limits/rate-limits.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { WebhooksModule, WebhooksWorkerModule } from './webhooks/webhooks.module.js';
 import { WorkflowsModule } from './workflows/workflows.module.js';
@@ -40,6 +42,7 @@ export class AppModule {
         BullModule.forRoot({ url: config.redisUrl, prefix: `${config.redisKeyPrefix}:bull` }),
         RedisModule,
         CryptoModule,
+        RateLimitsModule,
         AuthModule,
         HealthModule,
         MetricsModule,
@@ -54,8 +57,9 @@ export class AppModule {
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: ErrorEnvelopeFilter },
-        // In order: who is calling, then may they do this.
+        // In order: who is calling, how much they may still ask (DESIGN §10), then may they do this.
         { provide: APP_GUARD, useExisting: AuthenticationGuard },
+        { provide: APP_GUARD, useExisting: RateLimitGuard },
         { provide: APP_GUARD, useExisting: AccessGuard },
       ],
     };

@@ -4,7 +4,8 @@ import { round } from './load.mjs';
 
 /**
  * Adds ratio and verdict to a scenario row. Besides `target_ratio` (to a baseline), a row may set
- * absolute targets: `min_per_s` (requests_per_s at least) and `max_p99_ms` (p99 strictly below).
+ * absolute targets: `min_per_s` (requests_per_s at least) and `max_p99_ms` (p99 strictly below), and
+ * `max_gap_to_peers` with `gap_to_peers` (its shortfall to the fastest of rows meant to be alike).
  * `note` is printed beside the verdict.
  */
 export function judge(scenario, row) {
@@ -21,6 +22,8 @@ export function judge(scenario, row) {
   if (maxP99Ms !== null && !(m.p99_ms < maxP99Ms)) reasons.push(`p99 ${m.p99_ms} ms >= ${maxP99Ms} ms`);
   if (maxP95Ms !== null && !(m.p95_ms < maxP95Ms)) reasons.push(`p95 ${m.p95_ms} ms >= ${maxP95Ms} ms`);
   if (failed > 0) reasons.push(`${failed} failed or non-2xx requests`);
+  // Rows meant to be alike (one per credential type): requests/s at most this fraction below the best of them.
+  if (row.max_gap_to_peers !== undefined && row.gap_to_peers > row.max_gap_to_peers) reasons.push(`${Math.round(row.gap_to_peers * 100)}% below its fastest peer > ${Math.round(row.max_gap_to_peers * 100)}%`);
   // A latency target met by no answer at all is missed (every request outlived the slice).
   if ((maxP99Ms !== null || maxP95Ms !== null) && !(m.requests_per_s > 0)) reasons.push('no request completed');
   return {

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { RateLimitsModule } from '../rate-limits/rate-limits.module.js';
 import { ApiKeyResolver } from './api-keys/api-key.resolver.js';
 import { ApiKeysController } from './api-keys/api-keys.controller.js';
 import { ApiKeysService } from './api-keys/api-keys.service.js';
@@ -20,7 +21,7 @@ import { User } from './users/entities/user.entity.js';
 import { UsersService } from './users/users.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Organization, ApiKey, User, JwtClient])],
+  imports: [TypeOrmModule.forFeature([Organization, ApiKey, User, JwtClient]), RateLimitsModule],
   controllers: [ApiKeysController, JwtClientsController, MeController],
   providers: [
     OrganizationsService,

@@ -13,6 +13,22 @@ export class AppConfig {
   readonly tokenSigningKey?: string;
   readonly webhookAllowPrivateTargets: boolean;
   readonly rateLimitsEnabled: boolean;
+  /** Rate-limit figures (requests per window); see RateLimitPolicies. */
+  readonly rateLimits: {
+    perCredential: number;
+    read: number;
+    write: number;
+    delete: number;
+    execution: number;
+    analyticsRealtime: number;
+    analyticsHistorical: number;
+    analyticsReports: number;
+    analyticsExport: number;
+    publicPerIp: number;
+    authFailuresPerMinute: number;
+    hookPerMinute: number;
+    redisTimeoutMs: number;
+  };
   /** Failed inbound-webhook authentications per source IP per minute (then 429). */
   readonly webhookSignatureFailuresPerMinute: number;
   readonly logLevel: LogLevel;
@@ -50,6 +66,21 @@ export class AppConfig {
     this.tokenSigningKey = env.TOKEN_SIGNING_KEY;
     this.webhookAllowPrivateTargets = env.WEBHOOK_ALLOW_PRIVATE_TARGETS;
     this.rateLimitsEnabled = env.RATE_LIMITS_ENABLED;
+    this.rateLimits = {
+      perCredential: env.RATE_LIMIT_PER_CREDENTIAL,
+      read: env.RATE_LIMIT_READ,
+      write: env.RATE_LIMIT_WRITE,
+      delete: env.RATE_LIMIT_DELETE,
+      execution: env.RATE_LIMIT_EXECUTION,
+      analyticsRealtime: env.RATE_LIMIT_ANALYTICS_REALTIME,
+      analyticsHistorical: env.RATE_LIMIT_ANALYTICS_HISTORICAL,
+      analyticsReports: env.RATE_LIMIT_ANALYTICS_REPORTS,
+      analyticsExport: env.RATE_LIMIT_ANALYTICS_EXPORT,
+      publicPerIp: env.RATE_LIMIT_PUBLIC_PER_IP,
+      authFailuresPerMinute: env.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE,
+      hookPerMinute: env.RATE_LIMIT_HOOK_PER_MINUTE,
+      redisTimeoutMs: env.RATE_LIMIT_REDIS_TIMEOUT_MS,
+    };
     this.webhookSignatureFailuresPerMinute = env.WEBHOOK_SIGNATURE_FAILURES_PER_MINUTE;
     this.logLevel = env.LOG_LEVEL;
     this.authCacheTtlMs = env.AUTH_CACHE_TTL_SECONDS * 1000;

@@ -36,6 +36,10 @@ describe('validateEnv', () => {
     ['WORKER_CONCURRENCY', '0'],
     ['AI_PROVIDER', 'magic'],
     ['AI_CONFIDENCE_THRESHOLD', '1.5'],
+    ['RATE_LIMIT_PER_CREDENTIAL', '0'],
+    ['RATE_LIMIT_ANALYTICS_EXPORT', 'twenty'],
+    ['RATE_LIMIT_DELETE', '100000001'],
+    ['RATE_LIMIT_REDIS_TIMEOUT_MS', '5'],
   ])('rejects %s=%s with a message naming the variable', (name, value) => {
     expect(() => validateEnv({ [name]: value })).toThrow(ConfigError);
     expect(() => validateEnv({ [name]: value })).toThrow(new RegExp(name));
@@ -54,5 +58,27 @@ describe('durations and AI settings', () => {
     expect(() => new AppConfig(validateEnv({ AI_PROVIDER: 'openai' }))).toThrow(/AI_BASE_URL/);
     const config = new AppConfig(validateEnv({ AI_PROVIDER: 'openai', AI_BASE_URL: 'http://127.0.0.1:9/v1/', AI_CONFIDENCE_THRESHOLD: '0.5' }));
     expect(config.ai).toMatchObject({ provider: 'openai', baseUrl: 'http://127.0.0.1:9/v1', confidenceThreshold: 0.5 });
+  });
+});
+
+describe('rate-limit figures', () => {
+  it("default to the specification's Limits table and are each set by env", () => {
+    expect(new AppConfig(validateEnv({})).rateLimits).toEqual({
+      perCredential: 1000,
+      read: 1000,
+      write: 100,
+      delete: 50,
+      execution: 500,
+      analyticsRealtime: 1000,
+      analyticsHistorical: 100,
+      analyticsReports: 50,
+      analyticsExport: 20,
+      publicPerIp: 1000,
+      authFailuresPerMinute: 100,
+      hookPerMinute: 100,
+      redisTimeoutMs: 250,
+    });
+    const config = new AppConfig(validateEnv({ RATE_LIMIT_DELETE: '2', RATE_LIMIT_ANALYTICS_EXPORT: '1', RATE_LIMIT_PER_CREDENTIAL: '100000000', RATE_LIMIT_HOOK_PER_MINUTE: '7' }));
+    expect(config.rateLimits).toMatchObject({ delete: 2, analyticsExport: 1, perCredential: 100_000_000, hookPerMinute: 7 });
   });
 });

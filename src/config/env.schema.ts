@@ -17,6 +17,19 @@ const toBoolean = ({ value }: { value: unknown }) => {
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value);
 
+const MAX_RATE_LIMIT = 100_000_000;
+
+/** A rate-limit figure: an integer from 1 to 100000000 (raised by env for benches, lowered for tests). */
+function RateFigure(): PropertyDecorator {
+  return (target, key) => {
+    const message = `${String(key)} must be an integer from 1 to ${MAX_RATE_LIMIT}`;
+    Transform(toInt)(target, key);
+    IsInt({ message })(target, key);
+    Min(1, { message })(target, key);
+    Max(MAX_RATE_LIMIT, { message })(target, key);
+  };
+}
+
 /**
  * Every environment variable the service reads, with its default. Validated once at start;
  * nothing outside src/config reads process.env.
@@ -71,6 +84,33 @@ export class EnvVars {
   @Transform(toBoolean)
   @IsBoolean({ message: 'RATE_LIMITS_ENABLED must be true or false' })
   RATE_LIMITS_ENABLED: boolean = true;
+
+  // Rate limits (DESIGN §10, the specification's Limits table). Hourly unless the name says otherwise.
+  /** Every /v1 request of one credential. */
+  @RateFigure() RATE_LIMIT_PER_CREDENTIAL: number = 1000;
+  /** Workflow and trigger route classes, per credential and resource. */
+  @RateFigure() RATE_LIMIT_READ: number = 1000;
+  @RateFigure() RATE_LIMIT_WRITE: number = 100;
+  @RateFigure() RATE_LIMIT_DELETE: number = 50;
+  @RateFigure() RATE_LIMIT_EXECUTION: number = 500;
+  /** Analytics route classes, per credential. */
+  @RateFigure() RATE_LIMIT_ANALYTICS_REALTIME: number = 1000;
+  @RateFigure() RATE_LIMIT_ANALYTICS_HISTORICAL: number = 100;
+  @RateFigure() RATE_LIMIT_ANALYTICS_REPORTS: number = 50;
+  @RateFigure() RATE_LIMIT_ANALYTICS_EXPORT: number = 20;
+  /** Requests to unauthenticated routes (the pet sample, the OAuth pages) per source IP. */
+  @RateFigure() RATE_LIMIT_PUBLIC_PER_IP: number = 1000;
+  /** 401 answers on /v1 per source IP per minute; past it every /v1 request from that IP is 429 until the minute ends. */
+  @RateFigure() RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: number = 100;
+  /** Inbound webhook requests per trigger per minute. */
+  @RateFigure() RATE_LIMIT_HOOK_PER_MINUTE: number = 100;
+
+  /** A rate-limit check waiting longer than this on Redis is skipped (fail open). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(10_000)
+  RATE_LIMIT_REDIS_TIMEOUT_MS: number = 250;
 
   /** Failed webhook signature or required-header checks accepted per source IP per minute before 429. */
   @Transform(toInt)

@@ -2,6 +2,7 @@ import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Principal } from '../auth/access.js';
 import { CurrentPrincipal, RequireAccess } from '../auth/decorators/access.decorators.js';
+import { RateLimitClass } from '../rate-limits/rate-limit.decorators.js';
 import { ApiData, ApiErrors, ApiPage } from '../common/http/api-docs.js';
 import { ok } from '../common/http/envelope.js';
 import { paginate } from '../common/pagination/page.query.js';
@@ -22,6 +23,7 @@ export class WorkflowExecutionsController {
 
   @Get('executions')
   @RequireAccess('executions', 'read')
+  @RateLimitClass('workflows', 'execution')
   @ApiOperation({ summary: 'List a workflow\'s executions (without steps), newest first' })
   @ApiPage(WorkflowExecutionResponse)
   @ApiErrors(400, 404)
@@ -32,6 +34,7 @@ export class WorkflowExecutionsController {
 
   @Get('executions/:execution_id')
   @RequireAccess('executions', 'read')
+  @RateLimitClass('workflows', 'execution')
   @ApiOperation({ summary: 'Get a workflow execution with its steps and error' })
   @ApiData(WorkflowExecutionDetailResponse)
   @ApiErrors(404)
@@ -42,6 +45,7 @@ export class WorkflowExecutionsController {
 
   @Get('metrics')
   @RequireAccess('executions', 'read')
+  @RateLimitClass('workflows', 'execution')
   @ApiOperation({ summary: 'Execution and message metrics of a workflow over a period (default: the last 30 days), per time bucket' })
   @ApiData(WorkflowMetricsResponse)
   @ApiErrors(400, 404, 422)

@@ -2,11 +2,13 @@ import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Public } from '../auth/decorators/access.decorators.js';
+import { NoRateLimit } from '../rate-limits/rate-limit.decorators.js';
 import { LivenessResponse, ReadinessResponse } from './dto/health.response.js';
 import { HealthService, type Readiness } from './health.service.js';
 
 @ApiTags('Operations')
 @Public()
+@NoRateLimit('probes of the orchestrator')
 @Controller('health')
 export class HealthController {
   constructor(private readonly health: HealthService) {}

@@ -2,6 +2,7 @@ import { Controller, Get, Header } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { collectDefaultMetrics } from 'prom-client';
 import { Public } from '../auth/decorators/access.decorators.js';
+import { NoRateLimit } from '../rate-limits/rate-limit.decorators.js';
 import { metricsRegistry } from './metrics.middleware.js';
 
 let defaultsCollected = false;
@@ -9,6 +10,7 @@ let defaultsCollected = false;
 /** Prometheus scrape endpoint: process metrics and HTTP timings. */
 @ApiExcludeController()
 @Public()
+@NoRateLimit('scrapes of the metrics collector')
 @Controller('metrics')
 export class MetricsController {
   constructor() {

@@ -3,10 +3,12 @@ import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Principal } from '../auth/access.js';
 import { CurrentPrincipal, Public, RequireAccess } from '../auth/decorators/access.decorators.js';
+import { RateLimitClass } from '../rate-limits/rate-limit.decorators.js';
 import { ApiData, ApiErrors } from '../common/http/api-docs.js';
 import { ApiMethods } from '../common/http/openapi/schema-markers.js';
 import { ok } from '../common/http/envelope.js';
 import type { FireResult } from '../executions/fire.types.js';
+import { NoRateLimit } from '../rate-limits/rate-limit.decorators.js';
 import { rateLimitHeaders } from '../redis/rate-limiter.js';
 import { FiredExecutionResponse, FireTriggerDto, InboundMessageDto, InboundMessageResponse, WEBHOOK_BODY_DOC } from './dto/inbound.dto.js';
 import { TriggerFiringService } from './trigger-firing.service.js';
@@ -46,6 +48,7 @@ export class InboundController {
   @Post('triggers/:trigger_id/fire')
   @HttpCode(202)
   @RequireAccess('triggers', 'write')
+  @RateLimitClass('triggers', 'execution')
   @ApiOperation({ summary: 'Fire an api trigger (limited by its rate_limit per hour)' })
   @ApiData(FiredExecutionResponse, 202, 'Accepted (status failed with an error when the trigger or workflow is not active)')
   @ApiErrors(400, 404, 429)
@@ -53,11 +56,14 @@ export class InboundController {
     @CurrentPrincipal() principal: Principal,
     @Param('trigger_id') triggerId: string,
     @Body() body: FireTriggerDto,
+    @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
     @Headers('user-agent') userAgent?: string,
   ) {
-    const { result, rateLimit } = await this.firing.fireApiTrigger(principal.organizationId, triggerId, body, userAgent ?? null, principal.credentialType);
-    res.set(rateLimitHeaders(rateLimit));
+    // The request throttler's limits (credential, triggers-execution) and the trigger's own rate_limit: the tightest one's headers.
+    const applied = req.rateLimits ?? [];
+    const { result, rateLimit } = await this.firing.fireApiTrigger(principal.organizationId, triggerId, body, userAgent ?? null, principal.credentialType, applied);
+    res.set(rateLimitHeaders(rateLimit ? [...applied, rateLimit] : applied));
     return ok(toResponse(result));
   }
 
@@ -67,6 +73,7 @@ export class InboundController {
    */
   @All('hooks/:trigger_id')
   @Public()
+  @NoRateLimit('limited per trigger after the signature check, and failed checks per source address (TriggerFiringService)')
   @HttpCode(202)
   @ApiMethods(...WEBHOOK_METHODS)
   @ApiOperation({ summary: "A webhook trigger's URL: X-Service-Signature = hex HMAC-SHA256 of the raw body with the trigger's secret", requestBody: WEBHOOK_BODY_DOC })
@@ -81,7 +88,7 @@ export class InboundController {
       body: req.body,
       ip: req.ip,
     });
-    res.set(rateLimitHeaders(rateLimit));
+    if (rateLimit) res.set(rateLimitHeaders(rateLimit));
     return ok(toResponse(result));
   }
 }

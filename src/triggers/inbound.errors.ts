@@ -1,5 +1,4 @@
 import { DomainError } from '../common/errors/domain-error.js';
-import { rateLimitHeaders, type RateLimitResult } from '../redis/rate-limiter.js';
 
 export class InvalidSignatureError extends DomainError {
   constructor() {
@@ -10,12 +9,6 @@ export class InvalidSignatureError extends DomainError {
 export class MethodNotAllowedError extends DomainError {
   constructor(allowed: string) {
     super('METHOD_NOT_ALLOWED', 405, `This webhook trigger accepts ${allowed} only`, { headers: { Allow: allowed } });
-  }
-}
-
-export class RateLimitExceededError extends DomainError {
-  constructor(limit: RateLimitResult) {
-    super('RATE_LIMIT_EXCEEDED', 429, `Rate limit of ${limit.limit} exceeded`, { retryAfter: limit.retryAfter, headers: rateLimitHeaders(limit) });
   }
 }
 

@@ -2,6 +2,7 @@ import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Principal } from '../auth/access.js';
 import { CurrentPrincipal, RequireAccess } from '../auth/decorators/access.decorators.js';
+import { RateLimitClass } from '../rate-limits/rate-limit.decorators.js';
 import { ApiData, ApiErrors, ApiPage } from '../common/http/api-docs.js';
 import { ok } from '../common/http/envelope.js';
 import { paginate } from '../common/pagination/page.query.js';
@@ -25,6 +26,7 @@ export class TriggerExecutionsController {
 
   @Get('executions')
   @RequireAccess('executions', 'read')
+  @RateLimitClass('triggers', 'execution')
   @ApiOperation({ summary: 'List a trigger\'s firings (input without metadata), newest first' })
   @ApiPage(TriggerExecutionResponse)
   @ApiErrors(400, 404)
@@ -36,6 +38,7 @@ export class TriggerExecutionsController {
 
   @Get('executions/:execution_id')
   @RequireAccess('executions', 'read')
+  @RateLimitClass('triggers', 'execution')
   @ApiOperation({ summary: 'Get a trigger firing with its metadata, the workflow execution\'s status and its error' })
   @ApiData(TriggerExecutionDetailResponse)
   @ApiErrors(404)
@@ -47,6 +50,7 @@ export class TriggerExecutionsController {
 
   @Get('metrics')
   @RequireAccess('executions', 'read')
+  @RateLimitClass('triggers', 'execution')
   @ApiOperation({ summary: 'Firing metrics of a trigger over a period (default: the last 30 days), per time bucket' })
   @ApiData(TriggerMetricsResponse)
   @ApiErrors(400, 404, 422)

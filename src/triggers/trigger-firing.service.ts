@@ -12,17 +12,19 @@ import { AppConfig } from '../config/app-config.js';
 import { RateLimiter, type RateLimitResult } from '../redis/rate-limiter.js';
 import { parseWebhookFields } from './dto/inbound.dto.js';
 import { Trigger } from './entities/trigger.entity.js';
-import { CredentialTypeRefusedError, InvalidSignatureError, MethodNotAllowedError, NotAnApiTriggerError, RateLimitExceededError } from './inbound.errors.js';
+import { RateLimitExceededError } from '../rate-limits/rate-limits.errors.js';
+import { CredentialTypeRefusedError, InvalidSignatureError, MethodNotAllowedError, NotAnApiTriggerError } from './inbound.errors.js';
 import { matchesKeywords, type KeywordRules } from './keyword-matcher.js';
 import { TriggersService } from './triggers.service.js';
 import { TriggerNotFoundError } from './triggers.errors.js';
 import { credentialMayFire } from './trigger-types/api.trigger-type.js';
 import { WEBHOOK_METHODS } from './trigger-types/webhook.trigger-type.js';
 
-/** Inbound webhooks: 100 requests per minute per trigger (specification, Limits), counting authenticated ones only. */
-export const WEBHOOK_RATE_LIMIT = { limit: 100, windowSeconds: 60 };
-/** The window of the per-IP count of failed webhook authentications (the limit is configured). */
-export const WEBHOOK_FAILURE_WINDOW_SECONDS = 60;
+/**
+ * Inbound webhooks: RATE_LIMIT_HOOK_PER_MINUTE (100, the specification's Limits) per trigger,
+ * counting authenticated requests only; failed authentications per source IP in the same window.
+ */
+export const WEBHOOK_WINDOW_SECONDS = 60;
 const DEFAULT_API_RATE_LIMIT = 100;
 
 /** What a firing needs of its trigger. */
@@ -128,7 +130,7 @@ export class TriggerFiringService {
   }
 
   /** POST /v1/hooks/{trigger_id}: no credential; the trigger's secret and headers authenticate. */
-  async receiveWebhook(triggerId: string, request: WebhookRequest): Promise<{ result: FireResult; rateLimit: RateLimitResult }> {
+  async receiveWebhook(triggerId: string, request: WebhookRequest): Promise<{ result: FireResult; rateLimit: RateLimitResult | null }> {
     // A method no webhook trigger can be configured with is refused for every trigger URL alike.
     if (!(WEBHOOK_METHODS as readonly string[]).includes(request.method.toUpperCase())) throw new MethodNotAllowedError(WEBHOOK_METHODS.join(', '));
     if (!isUuid(triggerId)) throw new TriggerNotFoundError();
@@ -141,17 +143,13 @@ export class TriggerFiringService {
     // Authentication before the trigger's limit: a stranger who knows the URL cannot use up its
     // window with bad signatures. Failures are limited per source address instead.
     if (!this.authenticates(trigger, request)) {
-      const failures = await this.rateLimiter.hit(
-        `hookfail:${request.ip ?? 'unknown'}`,
-        this.config.webhookSignatureFailuresPerMinute,
-        WEBHOOK_FAILURE_WINDOW_SECONDS,
-      );
-      if (!failures.allowed) throw new RateLimitExceededError(failures);
+      const failures = await this.rateLimiter.hit('hook-failures', request.ip ?? 'unknown', this.config.webhookSignatureFailuresPerMinute, WEBHOOK_WINDOW_SECONDS);
+      if (failures && !failures.allowed) throw new RateLimitExceededError(failures);
       throw new InvalidSignatureError();
     }
 
-    const rateLimit = await this.rateLimiter.hit(`hook:${trigger.id}`, WEBHOOK_RATE_LIMIT.limit, WEBHOOK_RATE_LIMIT.windowSeconds);
-    if (!rateLimit.allowed) throw new RateLimitExceededError(rateLimit);
+    const rateLimit = await this.rateLimiter.hit('hook', trigger.id, this.config.rateLimits.hookPerMinute, WEBHOOK_WINDOW_SECONDS);
+    if (rateLimit && !rateLimit.allowed) throw new RateLimitExceededError(rateLimit);
 
     const fields = parseWebhookFields(request.body);
     const result = await this.fire(trigger, {
@@ -184,13 +182,16 @@ export class TriggerFiringService {
     body: { customer_id?: string; channel?: string; message?: string; data?: Record<string, unknown> },
     userAgent: string | null,
     credentialType: CredentialType,
-  ): Promise<{ result: FireResult; rateLimit: RateLimitResult }> {
+    /** The request throttler's limits already counted for this request (for the 429's headers). */
+    applied: readonly RateLimitResult[] = [],
+  ): Promise<{ result: FireResult; rateLimit: RateLimitResult | null }> {
     const trigger = await this.triggersService.getOwned(organizationId, triggerId);
     if (trigger.type !== 'api') throw new NotAnApiTriggerError();
     if (!credentialMayFire(trigger.configuration.authentication, credentialType)) throw new CredentialTypeRefusedError(String(trigger.configuration.authentication));
     const limit = Number(trigger.configuration.rate_limit ?? DEFAULT_API_RATE_LIMIT);
-    const rateLimit = await this.rateLimiter.hit(`fire:${trigger.id}`, limit, 3600);
-    if (!rateLimit.allowed) throw new RateLimitExceededError(rateLimit);
+    // A second round trip: the allowance is the trigger row's, known only once it is read (docs/DECISIONS.md).
+    const rateLimit = await this.rateLimiter.hit('trigger-rate-limit', trigger.id, limit, 3600);
+    if (rateLimit && !rateLimit.allowed) throw new RateLimitExceededError(rateLimit, [...applied, rateLimit]);
     const result = await this.fire(trigger, {
       customerRef: body.customer_id ?? null,
       channel: body.channel ?? null,

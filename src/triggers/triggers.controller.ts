@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Principal } from '../auth/access.js';
 import { CurrentPrincipal, RequireAccess } from '../auth/decorators/access.decorators.js';
+import { RateLimitClass } from '../rate-limits/rate-limit.decorators.js';
 import { ApiData, ApiDeleted, ApiErrors, ApiPage } from '../common/http/api-docs.js';
 import { deleted, ok } from '../common/http/envelope.js';
 import { paginate } from '../common/pagination/page.query.js';
@@ -25,6 +26,7 @@ export class TriggersController {
 
   @Get()
   @RequireAccess('triggers', 'read')
+  @RateLimitClass('triggers', 'read')
   @ApiOperation({ summary: 'List triggers, newest first (webhook secrets are left out)' })
   @ApiPage(TriggerResponse)
   @ApiErrors(400)
@@ -35,6 +37,7 @@ export class TriggersController {
 
   @Get(':trigger_id')
   @RequireAccess('triggers', 'read')
+  @RateLimitClass('triggers', 'read')
   @ApiOperation({ summary: 'Get a trigger' })
   @ApiData(TriggerResponse)
   @ApiErrors(404)
@@ -45,6 +48,7 @@ export class TriggersController {
   @Post()
   @HttpCode(201)
   @RequireAccess('triggers', 'write')
+  @RateLimitClass('triggers', 'write')
   @ApiOperation({ summary: 'Create a trigger (status active)' })
   @ApiData(TriggerResponse, 201, 'Created')
   @ApiErrors(400, 404, 409, 422)
@@ -54,6 +58,7 @@ export class TriggersController {
 
   @Put(':trigger_id')
   @RequireAccess('triggers', 'write')
+  @RateLimitClass('triggers', 'write')
   @ApiOperation({ summary: 'Update name, channel or configuration; omitted fields are kept, the status is unchanged' })
   @ApiData(TriggerResponse)
   @ApiErrors(400, 404, 409, 422)
@@ -63,6 +68,7 @@ export class TriggersController {
 
   @Delete(':trigger_id')
   @RequireAccess('triggers', 'delete')
+  @RateLimitClass('triggers', 'delete')
   @ApiOperation({ summary: 'Delete a trigger (and its schedule)' })
   @ApiDeleted()
   @ApiErrors(404)
@@ -74,6 +80,7 @@ export class TriggersController {
   @Post(':trigger_id/activate')
   @HttpCode(200)
   @RequireAccess('triggers', 'write')
+  @RateLimitClass('triggers', 'execution')
   @ApiOperation({ summary: 'Activate a trigger (from any state)' })
   @ApiData(TriggerActivatedResponse)
   @ApiErrors(404)
@@ -85,6 +92,7 @@ export class TriggersController {
   @Post(':trigger_id/deactivate')
   @HttpCode(200)
   @RequireAccess('triggers', 'write')
+  @RateLimitClass('triggers', 'execution')
   @ApiOperation({ summary: 'Deactivate a trigger (from any state)' })
   @ApiData(TriggerDeactivatedResponse)
   @ApiErrors(404)
@@ -96,6 +104,7 @@ export class TriggersController {
   @Post(':trigger_id/pause')
   @HttpCode(200)
   @RequireAccess('triggers', 'write')
+  @RateLimitClass('triggers', 'execution')
   @ApiOperation({ summary: 'Pause a trigger (from any state)' })
   @ApiData(TriggerPausedResponse)
   @ApiErrors(404)
@@ -107,6 +116,7 @@ export class TriggersController {
   @Post(':trigger_id/resume')
   @HttpCode(200)
   @RequireAccess('triggers', 'write')
+  @RateLimitClass('triggers', 'execution')
   @ApiOperation({ summary: 'Resume a paused trigger (409 INVALID_STATE_TRANSITION from any other state)' })
   @ApiData(TriggerResumedResponse)
   @ApiErrors(404, 409)

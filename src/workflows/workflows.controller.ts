@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Principal } from '../auth/access.js';
 import { CurrentPrincipal, RequireAccess } from '../auth/decorators/access.decorators.js';
+import { RateLimitClass } from '../rate-limits/rate-limit.decorators.js';
 import { ApiData, ApiDeleted, ApiErrors, ApiPage } from '../common/http/api-docs.js';
 import { deleted, ok } from '../common/http/envelope.js';
 import { paginate } from '../common/pagination/page.query.js';
@@ -23,6 +24,7 @@ export class WorkflowsController {
 
   @Get()
   @RequireAccess('workflows', 'read')
+  @RateLimitClass('workflows', 'read')
   @ApiOperation({ summary: 'List workflows (without configuration), newest first' })
   @ApiPage(WorkflowSummaryResponse)
   @ApiErrors(400)
@@ -33,6 +35,7 @@ export class WorkflowsController {
 
   @Get(':workflow_id')
   @RequireAccess('workflows', 'read')
+  @RateLimitClass('workflows', 'read')
   @ApiOperation({ summary: 'Get a workflow with its configuration' })
   @ApiData(WorkflowDetailResponse)
   @ApiErrors(404)
@@ -43,6 +46,7 @@ export class WorkflowsController {
   @Post()
   @HttpCode(201)
   @RequireAccess('workflows', 'write')
+  @RateLimitClass('workflows', 'write')
   @ApiOperation({ summary: 'Create a workflow (status draft)' })
   @ApiData(WorkflowSummaryResponse, 201, 'Created')
   @ApiErrors(400, 409, 422)
@@ -52,6 +56,7 @@ export class WorkflowsController {
 
   @Put(':workflow_id')
   @RequireAccess('workflows', 'write')
+  @RateLimitClass('workflows', 'write')
   @ApiOperation({ summary: 'Update a workflow; omitted fields are kept, a new configuration becomes a new version' })
   @ApiData(WorkflowSummaryResponse)
   @ApiErrors(400, 404, 409, 422)
@@ -61,6 +66,7 @@ export class WorkflowsController {
 
   @Delete(':workflow_id')
   @RequireAccess('workflows', 'delete')
+  @RateLimitClass('workflows', 'delete')
   @ApiOperation({ summary: 'Delete a workflow' })
   @ApiDeleted()
   @ApiErrors(404)
@@ -72,6 +78,7 @@ export class WorkflowsController {
   @Post(':workflow_id/activate')
   @HttpCode(200)
   @RequireAccess('workflows', 'write')
+  @RateLimitClass('workflows', 'execution')
   @ApiOperation({ summary: 'Activate a workflow (from any state; it needs a non-empty node graph)' })
   @ApiData(WorkflowActivatedResponse)
   @ApiErrors(400, 404)
@@ -83,6 +90,7 @@ export class WorkflowsController {
   @Post(':workflow_id/deactivate')
   @HttpCode(200)
   @RequireAccess('workflows', 'write')
+  @RateLimitClass('workflows', 'execution')
   @ApiOperation({ summary: 'Deactivate a workflow (from any state)' })
   @ApiData(WorkflowDeactivatedResponse)
   @ApiErrors(404)

@@ -274,7 +274,7 @@ describe('bad input is a 4xx, never a 500', () => {
       const post = (headers: Record<string, string>) => t.http.post(url).set({ 'Content-Type': 'application/json', ...headers }).send(body);
       // Other files of this run fail signatures from this address too: start from a clean count.
       const redis = t.app.get(RedisService);
-      const counters = await redis.client.keys(redis.key('ratelimit', 'hookfail:*'));
+      const counters = await redis.client.keys(redis.key('rl', 'hook-failures', '*'));
       if (counters.length > 0) await redis.client.del(...counters);
 
       // WEBHOOK_SIGNATURE_FAILURES_PER_MINUTE=3 in this app: three 401s, then 429 for this address.

@@ -1,12 +1,12 @@
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { workflowBody } from '../factories/workflows.js';
 import { closeAgent, send, type WireRequest } from '../fuzz/http-client.js';
 import { listOperations, type OpenApiDocument, type Operation } from '../fuzz/openapi.js';
 import type { Pools } from '../fuzz/requests.js';
 import { ResponseChecker, type ReceivedResponse } from '../fuzz/response-checker.js';
 import { formatFailure, fuzzOperation, settingsFromEnv, type Failure, type FuzzTarget, type OperationResult } from '../fuzz/runner.js';
-import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
+import { createOrganization, RATE_LIMITS_OUT_OF_REACH, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 
 /**
  * The contract fuzzer (issue 7): every operation of the served /openapi.json, with valid and invalid
@@ -34,7 +34,16 @@ describe('contract fuzzer', () => {
   beforeAll(async () => {
     // The webhook path's 100/min per trigger is part of the contract (429 is documented there).
     // Webhook deliveries and tests may reach loopback only: no fuzzed URL can send traffic out.
-    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8,::1/128', WEBHOOK_TIMEOUT_MS: '1000' });
+    // Rate limits enabled as in production (their headers and 429 are part of the contract), with
+    // figures out of reach of the fuzzer's volume, under a key prefix of its own: its thousands of
+    // 401s from 127.0.0.1 must not lock that address out of the next test files.
+    t = await startTestApp({
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8,::1/128',
+      WEBHOOK_TIMEOUT_MS: '1000',
+      ...RATE_LIMITS_OUT_OF_REACH,
+      REDIS_KEY_PREFIX: `${inject('redisKeyPrefix')}:fuzz`,
+    });
     await t.app.listen(0, '127.0.0.1');
     port = (t.app.getHttpServer().address() as AddressInfo).port;
     org = await createOrganization(t);

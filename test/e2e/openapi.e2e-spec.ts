@@ -194,6 +194,28 @@ describe('OpenAPI document', () => {
     expect(Object.keys(doc.paths['/v1/triggers/{trigger_id}/fire'].post.responses)).toContain('429');
   });
 
+  it('documents the rate limits on every limited operation: 429 with Retry-After, and the rate-limit headers on every answer', () => {
+    const problems: string[] = [];
+    const names = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
+    let limited = 0;
+    for (const { path, where, op } of operations()) {
+      // Exempt: probes and inbound webhooks (whose own per-trigger 429 is documented by the route).
+      if (/^\/(health|v1\/hooks)\b/.test(path)) continue;
+      limited += 1;
+      const responses = op.responses as Record<string, { headers?: Record<string, { $ref?: string }> }>;
+      if (!responses['429']) problems.push(`${where}: no 429`);
+      else if (responses['429'].headers?.['Retry-After']?.$ref !== '#/components/headers/Retry-After') problems.push(`${where}: 429 without Retry-After`);
+      for (const [status, response] of Object.entries(responses)) {
+        for (const name of names) if (response.headers?.[name]?.$ref !== `#/components/headers/${name}`) problems.push(`${where} ${status}: no ${name}`);
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(limited).toBeGreaterThan(40);
+    const headers = (doc.components as { headers?: Record<string, { schema?: { type?: string } }> }).headers ?? {};
+    expect(headers['X-RateLimit-Reset']?.schema?.type).toBe('integer');
+    expect(headers['RateLimit-Policy']?.schema?.type).toBe('string');
+  });
+
   it('documents the real success status: 201 create, 202 accepted, 200 others', () => {
     const success = (path: string, method: string) => Object.keys(doc.paths[path][method].responses).filter((s) => /^2/.test(s));
     expect(success('/v1/workflows', 'post')).toEqual(['201']);

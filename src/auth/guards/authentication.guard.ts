@@ -1,6 +1,9 @@
 import { Injectable, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard, type AuthGuardAuthenticateOptions } from '@nestjs/passport';
+import type { Request, Response } from 'express';
+import { DomainError } from '../../common/errors/domain-error.js';
+import { RequestLimits } from '../../rate-limits/request-limits.service.js';
 import type { Principal } from '../access.js';
 import { MissingAuthenticationError } from '../auth.errors.js';
 import { PUBLIC } from '../decorators/access.decorators.js';
@@ -22,13 +25,24 @@ export class AuthenticationGuard extends AuthGuard() {
   constructor(
     private readonly reflector: Reflector,
     strategy: BearerStrategy,
+    private readonly limits: RequestLimits,
   ) {
     super({ defaultStrategy: strategy.name });
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     if (this.reflector.getAllAndOverride(PUBLIC, [context.getHandler(), context.getClass()])) return true;
-    return (await super.canActivate(context)) as boolean;
+    try {
+      return (await super.canActivate(context)) as boolean;
+    } catch (error) {
+      // Failed authentication is limited per source address, so that keys cannot be guessed at
+      // speed: the 401 carries that limit's headers, and past it the answer is 429.
+      if (error instanceof DomainError && error.status === 401) {
+        const http = context.switchToHttp();
+        await this.limits.authenticationFailed(http.getRequest<Request>(), http.getResponse<Response>());
+      }
+      throw error;
+    }
   }
 
   /** Stateless: no session; the property is set here rather than through PassportModule's options. */

@@ -41,7 +41,7 @@ export const ERROR_DESCRIPTIONS: Readonly<Record<number, string>> = {
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE: a body that is not JSON',
   422: 'Semantically invalid request',
-  429: 'RATE_LIMIT_EXCEEDED',
+  429: 'RATE_LIMIT_EXCEEDED, with `retry_after` and Retry-After: a rate limit of the credential, the route class or the source address (failed authentications count per address)',
   500: 'INTERNAL_ERROR',
 };
 

@@ -76,7 +76,7 @@ function options(): PostProcessOptions {
   return {
     routes: new Map([
       ['ThingsController_update', route({ body: SpecThingBody })],
-      ['ThingsController_list', route({ query: SpecThingQuery })],
+      ['ThingsController_list', route({ query: SpecThingQuery, rateLimited: true })],
       ['ThingsController_union', route({ successStatus: 201, body: SpecUnionBody })],
       ['HooksController_hook', route({ isPublic: true, successStatus: 202, methods: ['get', 'post'] })],
       ['HealthController_live', route({ isPublic: true })],
@@ -124,8 +124,8 @@ describe('postProcessOpenApi', () => {
     expect(op('/v1/things/{id}', 'put').security).toEqual([{ bearer: [] }]);
     expect(Object.keys(op('/v1/things/{id}', 'put').responses).sort()).toEqual(['200', '400', '401', '403', '404', '413', '415']);
     expect(op('/v1/things/{id}', 'put').responses['404']).toMatchObject({ content: { 'application/json': { schema: ref('Envelope') } } });
-    // The parsers and the input guard run before routing: any request can be refused as bad input.
-    expect(Object.keys(op('/v1/things', 'get').responses).sort()).toEqual(['200', '400', '401', '403', '413', '415']);
+    // The parsers and the input guard run before routing: any request can be refused as bad input (and a limited one with 429).
+    expect(Object.keys(op('/v1/things', 'get').responses).sort()).toEqual(['200', '400', '401', '403', '413', '415', '429']);
     expect(op('/health', 'get').security).toEqual([]);
     expect(Object.keys(op('/health', 'get').responses).sort()).toEqual(['200', '400', '413', '415']);
   });
@@ -153,6 +153,22 @@ describe('postProcessOpenApi', () => {
       properties: { type: { enum: ['a'] }, configuration: { allOf: [ref('SpecConfigA')] } },
     });
     expect(schemas.SpecConfigB.additionalProperties).toBe(false);
+  });
+
+  it('documents 429 with Retry-After and the rate-limit headers on every answer of a limited route only', () => {
+    type Answer = { headers?: Record<string, { $ref: string }>; content?: unknown };
+    const list = op('/v1/things', 'get').responses as Record<string, Answer>;
+    expect(list['429']?.content).toBeDefined();
+    expect(list['429']?.headers?.['Retry-After']).toEqual({ $ref: '#/components/headers/Retry-After' });
+    for (const [status, answer] of Object.entries(list)) {
+      expect(Object.keys(answer.headers ?? {}), status).toEqual(expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit']));
+    }
+    const update = op('/v1/things/{id}', 'put').responses as Record<string, Answer>;
+    expect(update['429']).toBeUndefined();
+    expect(update['200']?.headers).toBeUndefined();
+    const headers = (doc.components as { headers?: Record<string, { schema: SchemaObject }> }).headers ?? {};
+    expect(headers['X-RateLimit-Reset']?.schema).toMatchObject({ type: 'integer' });
+    expect(headers['Retry-After']?.schema).toMatchObject({ type: 'integer', minimum: 1 });
   });
 
   it('lists null in a nullable enum, without touching the input document', () => {

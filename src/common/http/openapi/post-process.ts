@@ -13,6 +13,16 @@ export interface PostProcessOptions {
   bearerScheme: string;
 }
 
+/** The rate-limit headers (DESIGN §10), declared once and referenced by every limited response. */
+export const RATE_LIMIT_HEADERS: Record<string, { description: string; schema: SchemaObject }> = {
+  'X-RateLimit-Limit': { description: 'Allowance of the tightest limit that applies to this request', schema: { type: 'integer', minimum: 1 } },
+  'X-RateLimit-Remaining': { description: 'Requests left in that limit\'s window', schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Reset': { description: 'Unix time (seconds) when that window resets', schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Policy': { description: 'IETF draft-ietf-httpapi-ratelimit-headers: every limit applied, e.g. `"credential";q=1000;w=3600, "workflows-delete";q=50;w=3600`', schema: { type: 'string' } },
+  RateLimit: { description: 'IETF draft-ietf-httpapi-ratelimit-headers: the tightest limit, e.g. `"workflows-delete";r=49;t=3512`', schema: { type: 'string' } },
+};
+const RETRY_AFTER_HEADER = { description: 'Seconds to wait before retrying (equals `error.retry_after`)', schema: { type: 'integer', minimum: 1 } };
+
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace', 'search'];
 const REF_PREFIX = '#/components/schemas/';
 
@@ -20,7 +30,7 @@ type Operation = {
   operationId?: string;
   parameters?: { in: string; name: string; required?: boolean; schema?: SchemaObject }[];
   requestBody?: { content?: Record<string, { schema?: SchemaObject }> };
-  responses: Record<string, { description?: string; content?: Record<string, { schema?: SchemaObject }> }>;
+  responses: Record<string, { description?: string; content?: Record<string, { schema?: SchemaObject }>; headers?: Record<string, { $ref: string }> }>;
   security?: Record<string, string[]>[];
 };
 
@@ -55,7 +65,13 @@ export function postProcessOpenApi(generated: OpenAPIObject, options: PostProces
       // A body on GET is undefined in HTTP; no client sends one.
       if (method === 'get' || method === 'head') delete operation.requestBody;
       documentErrors(operation, path, facts, options.errorSchema(path));
+      if (facts?.rateLimited) documentRateLimits(operation);
     }
+  }
+  if (Object.values(document.paths).some((item) => Object.values(item as Record<string, Operation>).some((op) => op?.responses?.['429']?.headers))) {
+    const headers = (document.components.headers ??= {}) as Record<string, unknown>;
+    for (const [name, header] of Object.entries(RATE_LIMIT_HEADERS)) headers[name] = header;
+    headers['Retry-After'] = RETRY_AFTER_HEADER;
   }
 
   // Request bodies: their schemas (and the schemas they nest) get the validators' rules.
@@ -115,6 +131,7 @@ function documentErrors(operation: Operation, path: string, facts: RouteFacts | 
     statuses.add('401');
     statuses.add('403');
   }
+  if (facts?.rateLimited) statuses.add('429');
   if (parameters.some((p) => p.in === 'path') || /\{[^}]+\}/.test(path)) statuses.add('404');
   for (const status of [...statuses].sort()) {
     const description = ERROR_DESCRIPTIONS[Number(status)] ?? 'Error';
@@ -122,6 +139,20 @@ function documentErrors(operation: Operation, path: string, facts: RouteFacts | 
     response.description ||= description;
     response.content = { 'application/json': { schema: structuredClone(schema) } };
   }
+}
+
+/**
+ * A limited route: 429 RATE_LIMIT_EXCEEDED (with Retry-After), and the rate-limit headers on each
+ * answer given after the throttler ran (every documented response; the body parsers' 400/413/415
+ * come before it and may lack them, which a header that is not required allows).
+ */
+function documentRateLimits(operation: Operation): void {
+  const response = operation.responses['429'];
+  for (const answer of Object.values(operation.responses)) {
+    answer.headers ??= {};
+    for (const name of Object.keys(RATE_LIMIT_HEADERS)) answer.headers[name] = { $ref: `#/components/headers/${name}` };
+  }
+  response.headers = { ...response.headers, 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
 }
 
 /** A request DTO: only the whitelisted properties, required as the validators say, unknown ones refused. */

@@ -7,6 +7,8 @@ import { documentedMethodsOf } from './schema-markers.js';
 /** What the post-processor needs to know about one controller method, beyond what @nestjs/swagger wrote. */
 export interface RouteFacts {
   isPublic: boolean;
+  /** Under the request throttler (429 and the rate-limit headers); false for routes exempt from it. */
+  rateLimited?: boolean;
   /** The status Nest answers on success: @HttpCode, else 201 for POST and 200 for the rest. */
   successStatus: number;
   /** The classes of its @Query() and @Body() arguments, when they are DTO classes. */
@@ -18,6 +20,8 @@ export interface RouteFacts {
 
 /** Whether a controller method needs no credential, as the authentication guard reads it. */
 export type PublicCheck = (handler: Function, controller: Function) => boolean;
+/** Whether the request throttler limits a controller method, as the rate-limit guard reads it. */
+export type RateLimitCheck = (handler: Function, controller: Function) => boolean;
 
 interface ControllerWrapper {
   metatype?: Function | null;
@@ -27,7 +31,7 @@ interface ControllerWrapper {
  * Every route's facts, keyed as @nestjs/swagger's default operationId (`Controller_method`), read from
  * the same metadata Nest routes with.
  */
-export function collectRouteFacts(app: INestApplication, isPublic: PublicCheck): Map<string, RouteFacts> {
+export function collectRouteFacts(app: INestApplication, isPublic: PublicCheck, isRateLimited?: RateLimitCheck): Map<string, RouteFacts> {
   // The container is not part of the public interface; @nestjs/swagger reads it the same way.
   const container = (app as unknown as { container: { getModules(): Map<string, { controllers: Map<unknown, ControllerWrapper> }> } }).container;
   const facts = new Map<string, RouteFacts>();
@@ -49,6 +53,7 @@ export function collectRouteFacts(app: INestApplication, isPublic: PublicCheck):
         };
         facts.set(`${controller.name}_${key}`, {
           isPublic: isPublic(handler, controller),
+          rateLimited: isRateLimited?.(handler, controller) ?? false,
           successStatus: code ?? (method === RequestMethod.POST ? 201 : 200),
           query: argType(RouteParamtypes.QUERY),
           body: argType(RouteParamtypes.BODY),

@@ -1,0 +1,86 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { getOptionsToken, getStorageToken, type ThrottlerModuleOptions, type ThrottlerStorage } from '@nestjs/throttler';
+import type { Request, Response } from 'express';
+import type { Principal } from '../auth/access.js';
+import { AppConfig } from '../config/app-config.js';
+import { rateLimitHeaders, type RateLimitEntry, type RateLimitResult } from '../redis/rate-limiter.js';
+import type { RouteClassDeclaration } from './rate-limit.decorators.js';
+import { AUTH_FAILURE_POLICY, CREDENTIAL_POLICY, PUBLIC_POLICY, type PolicyName } from './rate-limit-policies.js';
+import { RateLimitExceededError } from './rate-limits.errors.js';
+import { RedisThrottlerStorage } from './redis-throttler.storage.js';
+
+declare module 'express' {
+  interface Request {
+    /** The request throttler's results (for a handler that adds a limit of its own, e.g. an api trigger's rate_limit). */
+    rateLimits?: RateLimitResult[];
+  }
+}
+
+/** Who a request is counted against: the credential, else the source address. */
+export function credentialTracker(principal: Principal): string {
+  return `${principal.credentialType}:${principal.credentialId}`;
+}
+
+export function addressTracker(req: Request): string {
+  return req.ip ?? req.socket?.remoteAddress ?? 'unknown';
+}
+
+/**
+ * Which limits apply to a request, checked and counted in one Redis round trip; the response
+ * gets the tightest one's headers, or the request is refused with 429.
+ */
+@Injectable()
+export class RequestLimits {
+  private readonly figures: Map<string, { limit: number; windowSeconds: number }>;
+
+  constructor(
+    private readonly config: AppConfig,
+    @Inject(getOptionsToken()) options: ThrottlerModuleOptions,
+    @Inject(getStorageToken()) private readonly storage: ThrottlerStorage,
+  ) {
+    const throttlers = Array.isArray(options) ? options : options.throttlers;
+    this.figures = new Map(throttlers.map((t) => [t.name as string, { limit: Number(t.limit), windowSeconds: Math.ceil(Number(t.ttl) / 1000) }]));
+  }
+
+  get enabled(): boolean {
+    return this.config.rateLimitsEnabled;
+  }
+
+  /** An authenticated request: the credential's limit, the route class's, and the address's failed-authentication count (checked, not counted). */
+  async authenticated(req: Request, res: Response, principal: Principal, declaration: RouteClassDeclaration | undefined): Promise<void> {
+    const tracker = credentialTracker(principal);
+    const entries = [this.entry(CREDENTIAL_POLICY, CREDENTIAL_POLICY, tracker)];
+    if (declaration) entries.push(this.entry(declaration.routeClass, `${declaration.group}-${declaration.routeClass}`, tracker));
+    entries.push({ ...this.entry(AUTH_FAILURE_POLICY, AUTH_FAILURE_POLICY, addressTracker(req)), count: false });
+    await this.apply(req, res, entries);
+  }
+
+  /** A request to an unauthenticated route, per source address. */
+  async anonymous(req: Request, res: Response): Promise<void> {
+    await this.apply(req, res, [this.entry(PUBLIC_POLICY, PUBLIC_POLICY, addressTracker(req))]);
+  }
+
+  /** A 401 on /v1: counted per source address; past the allowance the answer is 429 instead. */
+  async authenticationFailed(req: Request, res: Response): Promise<void> {
+    await this.apply(req, res, [this.entry(AUTH_FAILURE_POLICY, AUTH_FAILURE_POLICY, addressTracker(req))]);
+  }
+
+  private entry(throttler: PolicyName, policy: string, key: string): RateLimitEntry {
+    const figure = this.figures.get(throttler);
+    if (!figure) throw new Error(`No throttler named ${throttler}`);
+    return { policy, key, limit: figure.limit, windowSeconds: figure.windowSeconds };
+  }
+
+  private async apply(req: Request, res: Response, entries: RateLimitEntry[]): Promise<void> {
+    if (!this.enabled) return;
+    const outcome = await (this.storage as RedisThrottlerStorage).incrementAll(entries);
+    // Checked-only limits show in the headers when they refuse, not while they merely watch.
+    const shown = outcome.results.filter((r, i) => entries[i].count !== false || !r.allowed);
+    req.rateLimits = shown;
+    if (!outcome.allowed) {
+      const refusing = outcome.results.filter((r) => !r.allowed).reduce((a, b) => (b.retryAfter > a.retryAfter ? b : a));
+      throw new RateLimitExceededError(refusing, shown);
+    }
+    for (const [name, value] of Object.entries(rateLimitHeaders(shown))) res.setHeader(name, value);
+  }
+}
