@@ -3,6 +3,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
+import { AnalyticsFilesModule, AnalyticsFilesWorkerModule } from './analytics/files/analytics-files.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { AccessGuard } from './auth/guards/access.guard.js';
 import { AuthenticationGuard } from './auth/guards/authentication.guard.js';
@@ -32,7 +33,7 @@ export class AppModule {
    * module to `workerModules`, loaded only when APP_ROLE is worker or all.
    */
   static forRoot(config: AppConfig): DynamicModule {
-    const workerModules = [ExecutionsWorkerModule, TriggersWorkerModule, WebhooksWorkerModule];
+    const workerModules = [ExecutionsWorkerModule, TriggersWorkerModule, WebhooksWorkerModule, AnalyticsFilesWorkerModule];
     return {
       module: AppModule,
       imports: [
@@ -52,6 +53,7 @@ export class AppModule {
         ExecutionsModule,
         TriggersModule,
         WebhooksModule,
+        AnalyticsFilesModule,
         ...(config.runsWorkers ? workerModules : []),
       ],
       providers: [

@@ -12,6 +12,7 @@
 // executions/s on the history within 5% of the empty database's, WAL per execution within 1.5x.
 import pg from 'pg';
 import { BenchContext } from '../lib/context.mjs';
+import { measureExport } from '../lib/export-timing.mjs';
 import { measureExecutionsPerSecond } from '../lib/executions-load.mjs';
 import { seedHistory } from '../lib/history-seed.mjs';
 import { round } from '../lib/load.mjs';
@@ -112,6 +113,8 @@ export default {
       // Executions/s on top of the history (same process layout as on the empty database).
       await ctx.startApp({ role: 'worker', env: { WORKER_CONCURRENCY: '10' } });
       const historyExecutions = await measureExecutionsPerSecond(ctx, api.url, db);
+      // Issue 11: a 1,000,000-row CSV export of the history workflow (the worker makes the file).
+      const exportRow = await measureExport(ctx, api.url, { workflowId, rows: total });
       const ratio = emptyExecutions.requests_per_s > 0 ? round(historyExecutions.requests_per_s / emptyExecutions.requests_per_s, 3) : null;
       const walRatio =
         emptyExecutions.wal_bytes_per_execution > 0 ? round(historyExecutions.wal_bytes_per_execution / emptyExecutions.wal_bytes_per_execution, 2) : null;
@@ -136,6 +139,7 @@ export default {
           measurement: { requests_per_s: 0, requests_total: 0, p50_ms: null, p95_ms: null, p99_ms: null, errors: 0, non_2xx: 0, duration_s: seeded.seconds },
           note: `${seeded.seconds} s for ${JSON.stringify(seeded.counts)}; steps ${JSON.stringify(seeded.steps_s)}`,
         },
+        exportRow,
       );
       return rows;
     } finally {
