@@ -7,6 +7,7 @@ import { CurrentPrincipal, RequireAccess } from '../../auth/decorators/access.de
 import { ApiData, ApiErrors } from '../../common/http/api-docs.js';
 import { ok } from '../../common/http/envelope.js';
 import { AppConfig } from '../../config/app-config.js';
+import { RateLimitClass } from '../../rate-limits/rate-limit.decorators.js';
 import { AnalyticsFilesService } from './analytics-files.service.js';
 import { CreateExportDto } from './dto/create-export.dto.js';
 import { CreateReportDto } from './dto/create-report.dto.js';
@@ -37,6 +38,7 @@ export class AnalyticsFilesController {
   @Post('reports')
   @HttpCode(201)
   @RequireAccess('analytics', 'write')
+  @RateLimitClass('analytics', 'reports')
   @ApiOperation({
     summary: 'Request a report: workflow metrics per time bucket as CSV, JSON or PDF, made in the background',
     description: 'Poll GET /v1/analytics/reports/{report_id} until `completed`, then download the file from `download_url`.',
@@ -49,6 +51,8 @@ export class AnalyticsFilesController {
 
   @Get('reports/:report_id')
   @RequireAccess('analytics', 'read')
+  // Polling a file's status and downloading it: the realtime class, not the 50 or 20 an hour of making one.
+  @RateLimitClass('analytics', 'realtime')
   @ApiOperation({ summary: 'A report: its status, and when completed its download URL and expiry' })
   @ApiData(ReportResponse)
   async getReport(@CurrentPrincipal() principal: Principal, @Param('report_id') id: string) {
@@ -57,6 +61,8 @@ export class AnalyticsFilesController {
 
   @Get('reports/:report_id/download')
   @RequireAccess('analytics', 'read')
+  // Polling a file's status and downloading it: the realtime class, not the 50 or 20 an hour of making one.
+  @RateLimitClass('analytics', 'realtime')
   @ApiOperation({ summary: 'Download a completed report file', description: DOWNLOAD_ERRORS })
   @ApiProduces('text/csv', 'application/json', 'application/pdf')
   @ApiResponse({
@@ -76,6 +82,7 @@ export class AnalyticsFilesController {
   @Post('export')
   @HttpCode(202)
   @RequireAccess('analytics', 'write')
+  @RateLimitClass('analytics', 'export')
   @ApiOperation({
     summary: 'Request an export of recorded data as CSV or NDJSON, made in the background',
     description: 'Poll GET /v1/analytics/exports/{export_id} until `completed`, then download the file from `download_url`.',
@@ -88,6 +95,8 @@ export class AnalyticsFilesController {
 
   @Get('exports/:export_id')
   @RequireAccess('analytics', 'read')
+  // Polling a file's status and downloading it: the realtime class, not the 50 or 20 an hour of making one.
+  @RateLimitClass('analytics', 'realtime')
   @ApiOperation({ summary: 'An export: its status, and when completed its row count, download URL and expiry' })
   @ApiData(ExportResponse)
   async getExport(@CurrentPrincipal() principal: Principal, @Param('export_id') id: string) {
@@ -96,6 +105,8 @@ export class AnalyticsFilesController {
 
   @Get('exports/:export_id/download')
   @RequireAccess('analytics', 'read')
+  // Polling a file's status and downloading it: the realtime class, not the 50 or 20 an hour of making one.
+  @RateLimitClass('analytics', 'realtime')
   @ApiOperation({ summary: 'Download a completed export file (streamed)', description: DOWNLOAD_ERRORS })
   @ApiProduces('text/csv', 'application/x-ndjson')
   @ApiResponse({ status: 200, description: 'The file, as an attachment', content: { 'text/csv': BINARY, 'application/x-ndjson': BINARY } })
