@@ -13,11 +13,11 @@ export async function statements({ db, workflowId, triggerId, organizationId }) 
       WHERE workflow_id = $1 ORDER BY started_at DESC, id DESC OFFSET $2 LIMIT 1`,
     [workflowId, middle],
   );
-  const { rows: [landing] } = await db.query(lists.workflow.skip.desc.text, [workflowId, 'all', middle]);
-  const { rows: [{ total: failedTotal }] } = await db.query(lists.trigger.rollupTotal.text, [triggerId, 'failed']);
+  const { rows: [landing] } = await db.query(lists.workflow.skip('all', true).text, [workflowId, middle]);
+  const { rows: [{ total: failedTotal }] } = await db.query(lists.trigger.rollupTotal('failed').text, [triggerId]);
   // The trigger's failed list at page 2500 (offset 49,980, past its middle): counted from the oldest end.
   const failedFromEnd = Math.max(0, Number(failedTotal) - 49980 - 20);
-  const { rows: [failedLanding] } = await db.query(lists.trigger.skip.asc.text, [triggerId, 'failed', failedFromEnd]);
+  const { rows: [failedLanding] } = await db.query(lists.trigger.skip('failed', false).text, [triggerId, failedFromEnd]);
   const { workflows: workflowTotal } = (await db.query(`SELECT workflow_count AS workflows FROM organizations WHERE id = $1`, [organizationId])).rows[0];
   const now = Date.now();
   const period = (days) => {
@@ -30,8 +30,8 @@ export async function statements({ db, workflowId, triggerId, organizationId }) 
     { title: 'GET /v1/workflows/{id}/executions?limit=20 (page 1; total from workflows.execution_count)', sql: lists.workflow.page('', true).text, values: [workflowId, organizationId, 20, 0] },
     {
       title: `GET /v1/workflows/{id}/executions?limit=20&page=${middle / 20 + 1} (the middle of the list) — 1. the hour the offset lands in, from the rollups`,
-      sql: lists.workflow.skip.desc.text,
-      values: [workflowId, 'all', middle],
+      sql: lists.workflow.skip('all', true).text,
+      values: [workflowId, middle],
     },
     {
       title: '… 2. the page, below that hour\'s end',
@@ -40,13 +40,13 @@ export async function statements({ db, workflowId, triggerId, organizationId }) 
     },
     {
       title: 'GET /v1/triggers/{id}/executions?status=failed&page=2500 — 1. the total of a status, from the rollups (a trigger has no counter of it)',
-      sql: lists.trigger.rollupTotal.text,
-      values: [triggerId, 'failed'],
+      sql: lists.trigger.rollupTotal('failed').text,
+      values: [triggerId],
     },
     {
       title: '… 2. past the middle: the landing hour counted from the oldest end',
-      sql: lists.trigger.skip.asc.text,
-      values: [triggerId, 'failed', failedFromEnd],
+      sql: lists.trigger.skip('failed', false).text,
+      values: [triggerId, failedFromEnd],
     },
     {
       title: '… 3. the page, ascending from that hour\'s start (then reversed)',

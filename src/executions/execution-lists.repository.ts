@@ -128,36 +128,42 @@ function countStatement(shape: ListShape, key: string): SqlStatement<{ total: nu
 
 const KEYS = ['', 's', 'a', 'b', 'sa', 'sb', 'ab', 'sab'];
 
-/** The rollup rows' count of the list's rows of status `$2` ('all' for every status). */
-const ROLLUP_COUNT = `sum(CASE $2::text WHEN 'success' THEN successful WHEN 'failed' THEN failed
-                        WHEN 'running' THEN executions - successful - failed ELSE executions END)`;
+/** What a rollup row counts of the list's rows of one status ('all' for every status). */
+const ROLLUP_COLUMN: Record<string, string> = {
+  all: 'executions',
+  success: 'successful',
+  failed: 'failed',
+  running: '(executions - successful - failed)',
+};
+const ROLLUP_STATUSES = Object.keys(ROLLUP_COLUMN);
 
 /**
  * Where an offset lands, from the hourly rollups (one row per hour and channel): the hour holding
- * the row at position `$3` of the list (of status `$2`, or all) walked from its newest end
- * (`desc`) or its oldest, and how many rows the hours before it in that walk hold. `$1` is the
- * parent. The rollup's primary key (parent, hour, channel) is read in the walk's order and the
- * running sum stops at the landing hour: only the hours between that end and the offset are read,
- * at most half of them since the caller walks from the nearer end.
+ * the row at position `$2` of the list of one status (or all) walked from its newest end (`desc`)
+ * or its oldest, and how many rows the hours before it in that walk hold. `$1` is the parent. The
+ * rollup's primary key (parent, hour, channel) is read in the walk's order and the running sum
+ * (integers: a numeric sum cost a third more) stops at the landing hour: only the hours between
+ * that end and the offset are read, at most half of them since the caller walks from the nearer
+ * end.
  */
-function skipStatement(shape: ListShape, desc: boolean): SqlStatement<{ hour: Date; before: string }> {
+function skipStatement(shape: ListShape, status: string, desc: boolean): SqlStatement<{ hour: Date; before: string }> {
   const order = desc ? 'DESC' : 'ASC';
   return new SqlStatement(
     `SELECT hour, before::text FROM (
        SELECT hour, n, sum(n) OVER (ORDER BY hour ${order} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - n AS before
-         FROM (SELECT hour, ${ROLLUP_COUNT} AS n FROM ${shape.hours} WHERE ${shape.parent} = $1
+         FROM (SELECT hour, sum(${ROLLUP_COLUMN[status]})::int AS n FROM ${shape.hours} WHERE ${shape.parent} = $1
                 GROUP BY hour ORDER BY hour ${order}) h
      ) c
-     WHERE before + n > $3
+     WHERE before + n > $2
      LIMIT 1`,
-    { prepareAs: `${shape.hours}.skip.${desc ? 'd' : 'a'}` },
+    { prepareAs: `${shape.hours}.skip.${status}.${desc ? 'd' : 'a'}` },
   );
 }
 
-/** The list's total of status `$2` ('all') from the rollups, for a parent without a counter of it (a trigger's statuses). */
-function rollupTotalStatement(shape: ListShape): SqlStatement<{ total: string | null }> {
-  return new SqlStatement(`SELECT ${ROLLUP_COUNT}::text AS total FROM ${shape.hours} WHERE ${shape.parent} = $1`, {
-    prepareAs: `${shape.hours}.total`,
+/** The list's total of one status ('all') from the rollups, for a parent without a counter of it (a trigger's statuses). */
+function rollupTotalStatement(shape: ListShape, status: string): SqlStatement<{ total: string | null }> {
+  return new SqlStatement(`SELECT sum(${ROLLUP_COLUMN[status]})::text AS total FROM ${shape.hours} WHERE ${shape.parent} = $1`, {
+    prepareAs: `${shape.hours}.total.${status}`,
   });
 }
 
@@ -167,12 +173,14 @@ const SKIP_FROM_OFFSET = 2000;
 class ListStatements {
   private readonly pages = new Map<string, SqlStatement<Record<string, unknown>>>();
   private readonly counts = new Map<string, SqlStatement<{ total: number }>>();
-  readonly skip: { desc: SqlStatement<{ hour: Date; before: string }>; asc: SqlStatement<{ hour: Date; before: string }> };
-  readonly rollupTotal: SqlStatement<{ total: string | null }>;
+  private readonly skips = new Map<string, SqlStatement<{ hour: Date; before: string }>>();
+  private readonly rollupTotals = new Map<string, SqlStatement<{ total: string | null }>>();
 
   constructor(readonly shape: ListShape) {
-    this.skip = { desc: skipStatement(shape, true), asc: skipStatement(shape, false) };
-    this.rollupTotal = rollupTotalStatement(shape);
+    for (const status of ROLLUP_STATUSES) {
+      this.rollupTotals.set(status, rollupTotalStatement(shape, status));
+      for (const desc of [true, false]) this.skips.set(`${status}.${desc ? 'd' : 'a'}`, skipStatement(shape, status, desc));
+    }
     for (const key of ['h', 'sh']) this.pages.set(`${key}.d`, pageStatement(shape, key, true));
     for (const key of ['g', 'sg']) this.pages.set(`${key}.a`, pageStatement(shape, key, false));
     for (const key of KEYS) {
@@ -186,6 +194,15 @@ class ListStatements {
 
   page(key: string, desc: boolean): SqlStatement<Record<string, unknown>> {
     return this.pages.get(`${key}.${desc ? 'd' : 'a'}`) as SqlStatement<Record<string, unknown>>;
+  }
+
+  /** The landing hour of an offset into the list of `status` ('all'), walked newest first (`desc`) or oldest first. */
+  skip(status: string, desc: boolean): SqlStatement<{ hour: Date; before: string }> {
+    return this.skips.get(`${status}.${desc ? 'd' : 'a'}`) as SqlStatement<{ hour: Date; before: string }>;
+  }
+
+  rollupTotal(status: string): SqlStatement<{ total: string | null }> {
+    return this.rollupTotals.get(status) as SqlStatement<{ total: string | null }>;
   }
 
   count(key: string): SqlStatement<{ total: number }> {
@@ -246,7 +263,7 @@ export class ExecutionListsRepository {
     if (!start.after && undated && (start.offset >= SKIP_FROM_OFFSET || knownTotal === null)) {
       // The rollups also give the total of a status the parent has no counter for (a trigger's).
       const status = filter.status ?? 'all';
-      const total = knownTotal ?? Number((await statements.rollupTotal.run(this.dataSource, [parentId, status]))[0]?.total ?? 0);
+      const total = knownTotal ?? Number((await statements.rollupTotal(status).run(this.dataSource, [parentId]))[0]?.total ?? 0);
       const offset = start.offset;
       if (offset >= total) return [[], total];
       if (offset < SKIP_FROM_OFFSET) {
@@ -254,7 +271,7 @@ export class ExecutionListsRepository {
         return [rows, total];
       }
       if (offset + limit / 2 <= total / 2) {
-        const [landing] = await statements.skip.desc.run(this.dataSource, [parentId, status, offset]);
+        const [landing] = await statements.skip(status, true).run(this.dataSource, [parentId, offset]);
         if (!landing) return [[], total];
         const hourEnd = new Date(landing.hour.getTime() + 3_600_000);
         const rows = await statements
@@ -265,7 +282,7 @@ export class ExecutionListsRepository {
       // Past the middle: positions [fromEnd, fromEnd + take) of the oldest-first list, reversed.
       const fromEnd = Math.max(0, total - offset - limit);
       const take = Math.min(limit, total - offset);
-      const [landing] = await statements.skip.asc.run(this.dataSource, [parentId, status, fromEnd]);
+      const [landing] = await statements.skip(status, false).run(this.dataSource, [parentId, fromEnd]);
       if (!landing) return [[], total];
       const rows = await statements
         .page(`${key}g`, false)
