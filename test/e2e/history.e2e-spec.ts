@@ -443,6 +443,24 @@ describe('history: workflow list deep pages and remembered totals', () => {
     }
   });
 
+  it('a search and a filter walked by cursor visit every match once, in list order, each page with the exact total', async () => {
+    for (const [query, where] of [
+      [{ search: 'refund' }, ` AND (name ILIKE '%refund%' OR description ILIKE '%refund%')`],
+      [{ status: 'inactive' }, ` AND status = 'inactive'`],
+    ] as [Query, string][]) {
+      const want = await recorded(where, [], 10_000, 1);
+      const seen: string[] = [];
+      let after: string | undefined;
+      do {
+        const res = await list({ ...query, limit: 100, ...(after ? { after } : {}) });
+        expect({ query, total: res.body.pagination.total }).toEqual({ query, total: want.total });
+        seen.push(...res.body.data.map((w: { id: string }) => w.id));
+        after = res.body.pagination.next_cursor ?? undefined;
+      } while (after);
+      expect(seen).toEqual(want.ids);
+    }
+  });
+
   it('a search\'s and a filter\'s total, remembered between requests, follows every change of the matching workflows', async () => {
     const check = async (step: string) => {
       for (const [query, where, values] of [
