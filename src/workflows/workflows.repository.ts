@@ -37,7 +37,8 @@ const LIST_COLUMNS = `${SCALAR_COLUMNS}, (EXTRACT(EPOCH FROM created_at) * 10000
 /** The version of the organization's workflows (migration ListsWorkflowsVersion), as text. */
 const VERSION = `(SELECT workflows_version FROM organizations WHERE id = $1)::text`;
 
-type ListRow = WorkflowSummaryRow & { total: number; sortKey: string; version?: string };
+/** A list row: the summary, plus the total, the cursor's sort key and (filtered lists) the organization's workflows version. */
+type ListRow = WorkflowSummaryRow & { total: number; sortKey: string; workflowsVersion?: string };
 
 /** The list's statements for one combination of filters; `$1` is the organization. */
 interface ListStatements {
@@ -45,7 +46,7 @@ interface ListStatements {
   page: SqlStatement<ListRow>;
   /** Filtered lists: the page without the total, and the version, for a total already known at that version. */
   pageOnly?: SqlStatement<ListRow>;
-  count: SqlStatement<{ total: number; version?: string }>;
+  count: SqlStatement<{ total: number; workflowsVersion?: string }>;
 }
 
 /** Which optional filters a query uses, in the order their parameters follow the organization. */
@@ -105,12 +106,12 @@ function listStatements(key: string): ListStatements {
   // A search is planned on each call with its actual pattern (see searchStatements); the other
   // filters' plans do not depend on the values.
   const prepare = (kind: string) => (key.includes('q') ? {} : { prepareAs: `workflows.${kind}.${name}` });
-  const pageOnly = new SqlStatement<ListRow>(`SELECT ${LIST_COLUMNS}, ${VERSION} AS version FROM workflows WHERE ${pageWhere} ${order}`, prepare('page-only'));
+  const pageOnly = new SqlStatement<ListRow>(`SELECT ${LIST_COLUMNS}, ${VERSION} AS "workflowsVersion" FROM workflows WHERE ${pageWhere} ${order}`, prepare('page-only'));
   if (key.includes('q')) return { ...searchStatements(where, n, cursor), pageOnly };
   return {
-    page: new SqlStatement(`SELECT ${LIST_COLUMNS}, (SELECT count(*)::int FROM workflows WHERE ${where}) AS total, ${VERSION} AS version FROM workflows WHERE ${pageWhere} ${order}`, prepare('page')),
+    page: new SqlStatement(`SELECT ${LIST_COLUMNS}, (SELECT count(*)::int FROM workflows WHERE ${where}) AS total, ${VERSION} AS "workflowsVersion" FROM workflows WHERE ${pageWhere} ${order}`, prepare('page')),
     pageOnly,
-    count: new SqlStatement(`SELECT count(*)::int AS total, ${VERSION} AS version FROM workflows WHERE ${where}`, prepare('count')),
+    count: new SqlStatement(`SELECT count(*)::int AS total, ${VERSION} AS "workflowsVersion" FROM workflows WHERE ${where}`, prepare('count')),
   };
 }
 
@@ -130,13 +131,13 @@ function searchStatements(where: string, n: number, cursor: boolean): Omit<ListS
   return {
     page: new SqlStatement(
       `${matches}
-      SELECT ${LIST_COLUMNS}, (SELECT count(*)::int FROM m) AS total, ${VERSION} AS version
+      SELECT ${LIST_COLUMNS}, (SELECT count(*)::int FROM m) AS total, ${VERSION} AS "workflowsVersion"
         FROM (SELECT id AS page_id, created_at AS page_at FROM m ${cursor ? `WHERE ${afterCursor(n)}` : ''}
                ORDER BY created_at DESC, id DESC LIMIT $${m + 1} OFFSET $${m + 2}) p
         JOIN workflows ON workflows.id = p.page_id
        ORDER BY p.page_at DESC, p.page_id DESC`,
     ),
-    count: new SqlStatement(`${matches} SELECT count(*)::int AS total, ${VERSION} AS version FROM m`),
+    count: new SqlStatement(`${matches} SELECT count(*)::int AS total, ${VERSION} AS "workflowsVersion" FROM m`),
   };
 }
 
@@ -229,15 +230,15 @@ export class WorkflowsRepository {
     if (known && pageOnly) {
       // The total counted earlier holds while the organization's workflows version is the same.
       rows = await pageOnly.run(this.dataSource, pageValues);
-      if (rows.length > 0 && rows[0].version === known.version) total = known.total;
+      if (rows.length > 0 && rows[0].workflowsVersion === known.version) total = known.total;
       else if (rows.length === 0 && offset === 0 && !after) total = 0;
       else total = await this.count(count, totalKey, [organizationId, ...values]);
     } else {
       rows = await page.run(this.dataSource, pageValues);
-      // The extra `total`, `sortKey` and `version` on each row are left in place: the response mapper picks its fields.
+      // The extra `total`, `sortKey` and `workflowsVersion` on each row are left in place: the response mapper picks its fields.
       if (rows.length > 0) {
         total = rows[0].total;
-        if (rows[0].version !== undefined) this.remember(totalKey, rows[0].version, total);
+        if (rows[0].workflowsVersion !== undefined) this.remember(totalKey, rows[0].workflowsVersion, total);
       } else if (offset === 0 && !after) total = 0;
       else total = await this.count(count, totalKey, [organizationId, ...values]);
     }
@@ -248,8 +249,8 @@ export class WorkflowsRepository {
 
   /** The total alone (a page past the end, or a known total whose version changed), remembered when filtered. */
   private async count(count: ListStatements['count'], totalKey: string, values: unknown[]): Promise<number> {
-    const [{ total, version }] = await count.run(this.dataSource, values);
-    if (version !== undefined) this.remember(totalKey, version, total);
+    const [{ total, workflowsVersion }] = await count.run(this.dataSource, values);
+    if (workflowsVersion !== undefined) this.remember(totalKey, workflowsVersion, total);
     return total;
   }
 

@@ -443,6 +443,20 @@ describe('history: workflow list deep pages and remembered totals', () => {
     }
   });
 
+  it('filtered and search items, first counted and remembered, are the same objects the unfiltered list gives', async () => {
+    const all = (await list({ limit: 100 })).body.data as { id: string; version: number }[];
+    const byId = new Map(all.map((w) => [w.id, w]));
+    expect(all[0].version).toEqual(expect.any(Number));
+    for (const query of [{ search: 'Deep 7' }, { search: 'deep 1' }, { status: 'draft' }, { status: 'active', search: 'refund' }] as Query[]) {
+      for (const round of ['counted', 'remembered']) {
+        const items = (await list({ ...query, limit: 100 })).body.data as { id: string }[];
+        const known = items.filter((w) => byId.has(w.id));
+        expect(known.length, JSON.stringify(query)).toBeGreaterThan(0);
+        for (const item of known) expect({ query, round, item }).toEqual({ query, round, item: byId.get(item.id) });
+      }
+    }
+  });
+
   it('a search and a filter walked by cursor visit every match once, in list order, each page with the exact total', async () => {
     for (const [query, where] of [
       [{ search: 'refund' }, ` AND (name ILIKE '%refund%' OR description ILIKE '%refund%')`],
