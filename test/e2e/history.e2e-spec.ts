@@ -436,9 +436,10 @@ describe('history: workflow list deep pages and remembered totals', () => {
         limit, page, ids: want.ids, pagination: { page, limit, total, pages: Math.ceil(total / limit), next_cursor: more ? expect.any(String) : null },
       });
       if (more) {
-        // The cursor continues exactly where the next offset page starts.
+        // The cursor continues exactly where the next offset page starts, with the same items.
         const next = await list({ limit, after: res.body.pagination.next_cursor });
         expect(next.body.data.map((w: { id: string }) => w.id)).toEqual((await recorded('', [], limit, page + 1)).ids);
+        expect(next.body.data).toEqual((await list({ limit, page: page + 1 })).body.data);
       }
     }
   });
