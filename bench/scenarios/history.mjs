@@ -99,9 +99,16 @@ export default {
           p95: METRICS_365_P95_MS,
         },
         { name: 'GET triggers/{id}/metrics (30 days)', path: `/v1/triggers/${triggerId}/metrics`, p95: METRICS_30_P95_MS },
-        { name: 'GET workflows?search=refund&limit=20', path: '/v1/workflows?search=refund&limit=20', p95: SEARCH_P95_MS },
+        // Repeated, the common term's total is the one counted at the organization's workflows version
+        // (only the first request after a change counts every match; see docs/PERFORMANCE.md).
+        { name: 'GET workflows?search=refund&limit=20 (total remembered)', path: '/v1/workflows?search=refund&limit=20', p95: SEARCH_P95_MS },
         { name: 'GET workflows?search=Workflow 0123&limit=20', path: `/v1/workflows?search=${encodeURIComponent('Workflow 0123')}&limit=20`, p95: SEARCH_P95_MS },
         { name: 'GET workflows?limit=20&page=500', path: '/v1/workflows?limit=20&page=500', p95: LIST_P95_MS },
+        {
+          name: `GET workflows?limit=20&page=${Math.floor(seeded.counts.workflows / 20 / 2)} (deepest by page)`,
+          path: `/v1/workflows?limit=20&page=${Math.floor(seeded.counts.workflows / 20 / 2)}`,
+          p95: LIST_P95_MS,
+        },
       ];
       for (const t of targets) await ctx.expectStatus(`${api.url}${t.path}`, 200);
       // Latency targets are measured at a moderate concurrency (BENCH_HISTORY_CONNECTIONS, default 4):

@@ -91,8 +91,10 @@ function pageStatement(shape: ListShape, key: string, desc: boolean): SqlStateme
   if (key.includes('s')) conditions.push(`status = $${++n}`);
   if (key.includes('a')) conditions.push(`${shape.time} >= $${++n}`);
   if (key.includes('b')) conditions.push(`${shape.time} <= $${++n}`);
-  // Before the end of the hour a deep offset lands in (ExecutionListsRepository.skipTo).
+  // Before the end (newest first), or from the start (oldest first), of the hour a deep offset
+  // lands in (ExecutionListsRepository.page).
   if (key.includes('h')) conditions.push(`${shape.time} < $${++n}`);
+  if (key.includes('g')) conditions.push(`${shape.time} >= $${++n}`);
   if (key.includes('k')) {
     // The row-value comparison is one index condition: the scan starts right after the cursor.
     conditions.push(`(${shape.time}, id) < (timestamptz 'epoch' + $${n + 1}::bigint * interval '1 microsecond', $${n + 2}::uuid)`);
@@ -126,22 +128,43 @@ function countStatement(shape: ListShape, key: string): SqlStatement<{ total: nu
 
 const KEYS = ['', 's', 'a', 'b', 'sa', 'sb', 'ab', 'sab'];
 
+/** What a rollup row counts of the list's rows of one status ('all' for every status). */
+const ROLLUP_COLUMN: Record<string, string> = {
+  all: 'executions',
+  success: 'successful',
+  failed: 'failed',
+  running: '(executions - successful - failed)',
+};
+const ROLLUP_STATUSES = Object.keys(ROLLUP_COLUMN);
+
 /**
  * Where an offset lands, from the hourly rollups (one row per hour and channel): the hour holding
- * the row at position `$3` of the newest-first list (of status `$2`, or all), and how many rows
- * the newer hours hold. `$1` is the parent.
+ * the row at position `$2` of the list of one status (or all) walked from its newest end (`desc`)
+ * or its oldest, and how many rows the hours before it in that walk hold. `$1` is the parent. The
+ * rollup's primary key (parent, hour, channel) is read in the walk's order and the running sum
+ * (integers: a numeric sum cost a third more) stops at the landing hour: only the hours between
+ * that end and the offset are read, at most half of them since the caller walks from the nearer
+ * end.
  */
-function skipStatement(shape: ListShape): SqlStatement<{ hour: Date; before: string; total: string }> {
+function skipStatement(shape: ListShape, status: string, desc: boolean): SqlStatement<{ hour: Date; before: string }> {
+  const order = desc ? 'DESC' : 'ASC';
   return new SqlStatement(
-    `SELECT hour, before::text, total::text FROM (
-       SELECT hour, n, sum(n) OVER (ORDER BY hour DESC) - n AS before, sum(n) OVER () AS total
-         FROM (SELECT hour, sum(CASE $2::text WHEN 'success' THEN successful WHEN 'failed' THEN failed
-                                              WHEN 'running' THEN executions - successful - failed ELSE executions END) AS n
-                 FROM ${shape.hours} WHERE ${shape.parent} = $1 GROUP BY hour) h
+    `SELECT hour, before::text FROM (
+       SELECT hour, n, sum(n) OVER (ORDER BY hour ${order} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - n AS before
+         FROM (SELECT hour, sum(${ROLLUP_COLUMN[status]})::int AS n FROM ${shape.hours} WHERE ${shape.parent} = $1
+                GROUP BY hour ORDER BY hour ${order}) h
      ) c
-     WHERE before <= $3 AND before + n > $3`,
-    { prepareAs: `${shape.hours}.skip` },
+     WHERE before + n > $2
+     LIMIT 1`,
+    { prepareAs: `${shape.hours}.skip.${status}.${desc ? 'd' : 'a'}` },
   );
+}
+
+/** The list's total of one status ('all') from the rollups, for a parent without a counter of it (a trigger's statuses). */
+function rollupTotalStatement(shape: ListShape, status: string): SqlStatement<{ total: string | null }> {
+  return new SqlStatement(`SELECT sum(${ROLLUP_COLUMN[status]})::text AS total FROM ${shape.hours} WHERE ${shape.parent} = $1`, {
+    prepareAs: `${shape.hours}.total.${status}`,
+  });
 }
 
 /** Offsets below this are stepped over in the index; deeper ones first skip whole hours. */
@@ -150,11 +173,16 @@ const SKIP_FROM_OFFSET = 2000;
 class ListStatements {
   private readonly pages = new Map<string, SqlStatement<Record<string, unknown>>>();
   private readonly counts = new Map<string, SqlStatement<{ total: number }>>();
-  readonly skip: SqlStatement<{ hour: Date; before: string; total: string }>;
+  private readonly skips = new Map<string, SqlStatement<{ hour: Date; before: string }>>();
+  private readonly rollupTotals = new Map<string, SqlStatement<{ total: string | null }>>();
 
   constructor(readonly shape: ListShape) {
-    this.skip = skipStatement(shape);
+    for (const status of ROLLUP_STATUSES) {
+      this.rollupTotals.set(status, rollupTotalStatement(shape, status));
+      for (const desc of [true, false]) this.skips.set(`${status}.${desc ? 'd' : 'a'}`, skipStatement(shape, status, desc));
+    }
     for (const key of ['h', 'sh']) this.pages.set(`${key}.d`, pageStatement(shape, key, true));
+    for (const key of ['g', 'sg']) this.pages.set(`${key}.a`, pageStatement(shape, key, false));
     for (const key of KEYS) {
       this.counts.set(key, countStatement(shape, key));
       for (const cursorKey of [key, `${key}k`]) {
@@ -166,6 +194,15 @@ class ListStatements {
 
   page(key: string, desc: boolean): SqlStatement<Record<string, unknown>> {
     return this.pages.get(`${key}.${desc ? 'd' : 'a'}`) as SqlStatement<Record<string, unknown>>;
+  }
+
+  /** The landing hour of an offset into the list of `status` ('all'), walked newest first (`desc`) or oldest first. */
+  skip(status: string, desc: boolean): SqlStatement<{ hour: Date; before: string }> {
+    return this.skips.get(`${status}.${desc ? 'd' : 'a'}`) as SqlStatement<{ hour: Date; before: string }>;
+  }
+
+  rollupTotal(status: string): SqlStatement<{ total: string | null }> {
+    return this.rollupTotals.get(status) as SqlStatement<{ total: string | null }>;
   }
 
   count(key: string): SqlStatement<{ total: number }> {
@@ -201,14 +238,16 @@ export class ExecutionListsRepository {
   }
 
   /**
-   * One page and the total. Without a date filter, an offset of SKIP_FROM_OFFSET or more first
-   * finds, from the hourly rollups, the hour it lands in and how many rows the newer hours hold,
-   * then steps only over that hour's rows before it: the deepest page costs a read of the
-   * parent's rollup rows (one per hour and channel) instead of half a million index entries.
-   * With a date filter, an offset past the middle of the list is read from its other end
-   * (ascending, offset `total - offset - limit`, then reversed). The rollups change in the
-   * transactions of the rows they count, so the page is the one `page` names, as exactly as an
-   * offset page under concurrent inserts can be.
+   * One page and the total. Without a date filter, an offset of SKIP_FROM_OFFSET or more is
+   * served from whichever end of the list is nearer: the hourly rollups give the hour the offset
+   * lands in, counted from that end, and how many rows the hours before it hold (reading only the
+   * rollup rows between that end and the offset); then only that hour's index entries before the
+   * offset are stepped over, ids only. The deepest page (the middle) reads half of the parent's
+   * rollup rows instead of half a million index entries. With a date filter, an offset past the
+   * middle of the list is read from its other end through the index (ascending, offset
+   * `total - offset - limit`, then reversed). The rollups change in the transactions of the rows
+   * they count, so the page is the one `page` names, as exactly as an offset page under
+   * concurrent inserts can be.
    */
   private async page(
     statements: ListStatements,
@@ -223,19 +262,32 @@ export class ExecutionListsRepository {
     const undated = !filter.range.start && !filter.range.end;
     if (!start.after && undated && (start.offset >= SKIP_FROM_OFFSET || knownTotal === null)) {
       // The rollups also give the total of a status the parent has no counter for (a trigger's).
-      const [landing] = await statements.skip.run(this.dataSource, [parentId, filter.status ?? 'all', start.offset]);
-      if (!landing) {
-        // Past the end: the total is the first row's, if the list has any.
-        const [first] = knownTotal === null ? await statements.skip.run(this.dataSource, [parentId, filter.status ?? 'all', 0]) : [];
-        return [[], knownTotal ?? Number(first?.total ?? 0)];
+      const status = filter.status ?? 'all';
+      const total = knownTotal ?? Number((await statements.rollupTotal(status).run(this.dataSource, [parentId]))[0]?.total ?? 0);
+      const offset = start.offset;
+      if (offset >= total) return [[], total];
+      if (offset < SKIP_FROM_OFFSET) {
+        const rows = await statements.page(key, true).run(this.dataSource, [parentId, organizationId, ...values, limit, offset]);
+        return [rows, total];
       }
-      const total = knownTotal ?? Number(landing.total);
-      const before = Number(landing.before);
-      const hourEnd = new Date(landing.hour.getTime() + 3_600_000);
+      if (offset + limit / 2 <= total / 2) {
+        const [landing] = await statements.skip(status, true).run(this.dataSource, [parentId, offset]);
+        if (!landing) return [[], total];
+        const hourEnd = new Date(landing.hour.getTime() + 3_600_000);
+        const rows = await statements
+          .page(`${key}h`, true)
+          .run(this.dataSource, [parentId, organizationId, ...values, hourEnd, limit, offset - Number(landing.before)]);
+        return [rows, total];
+      }
+      // Past the middle: positions [fromEnd, fromEnd + take) of the oldest-first list, reversed.
+      const fromEnd = Math.max(0, total - offset - limit);
+      const take = Math.min(limit, total - offset);
+      const [landing] = await statements.skip(status, false).run(this.dataSource, [parentId, fromEnd]);
+      if (!landing) return [[], total];
       const rows = await statements
-        .page(`${key}h`, true)
-        .run(this.dataSource, [parentId, organizationId, ...values, hourEnd, limit, start.offset - before]);
-      return [rows, total];
+        .page(`${key}g`, false)
+        .run(this.dataSource, [parentId, organizationId, ...values, landing.hour, take, fromEnd - Number(landing.before)]);
+      return [rows.reverse(), total];
     }
     const countValues = values.slice(0, start.after ? -2 : undefined);
     const total = knownTotal ?? (await statements.count(key).run(this.dataSource, [parentId, organizationId, ...countValues]))[0].total;

@@ -291,9 +291,10 @@ describe('history: deep pages skip whole hours through the rollups', () => {
     org = await createOrganization(t);
     wf = (await createWorkflow(t, org)).id;
     trigger = await insertTrigger(ds, { organizationId: org.id, workflowId: wf, name: 'Deep trigger' });
-    // Deeper than the offset from which the lists skip hours (2000), several rows per hour and
-    // many at the same instant (ordered by id across the hour's boundary).
-    await seed(ds, org.id, wf, trigger, 3100);
+    // Deeper than the offset from which the lists skip hours (2000) on both sides of the middle
+    // (more than 4000 rows: deep pages walked from the newest end and from the oldest), several
+    // rows per hour and many at the same instant (ordered by id across the hour's boundary).
+    await seed(ds, org.id, wf, trigger, 5200);
   });
   afterAll(() => t?.close());
 
@@ -306,7 +307,12 @@ describe('history: deep pages skip whole hours through the rollups', () => {
         const where = `${parent} = $1${status ? ' AND status = $2' : ''}`;
         const values = status ? [id, status] : [id];
         const [{ total }] = await ds.query(`SELECT count(*)::int AS total FROM ${table} WHERE ${where}`, values);
-        for (const [limit, page] of [[20, 101], [100, 21], [7, 300], [50, Math.ceil(total / 50)], [50, Math.ceil(total / 50) + 1], [3, 1], [13, 2]]) {
+        // Around the middle, where the walk switches ends, each side; the last row alone; the last
+        // page, partial, and one past the end.
+        const middle = Math.floor(total / 2 / 20);
+        const cases = [[20, 101], [100, 21], [7, 300], [20, middle], [20, middle + 1], [20, middle + 2], [1, total], [1, Math.ceil(total / 2)],
+          [50, Math.ceil(total / 50)], [50, Math.ceil(total / 50) + 1], [3, 1], [13, 2]];
+        for (const [limit, page] of cases) {
           const rows: { id: string }[] = await ds.query(
             `SELECT id FROM ${table} WHERE ${where} ORDER BY ${time} DESC, id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`,
             values,
@@ -381,6 +387,135 @@ describe('history: workflow search through the trigram indexes', () => {
     expect([res.body.data.map((w: { id: string }) => w.id), res.body.pagination.total]).toEqual([want.ids, want.total]);
     const none = await t.http.get('/v1/workflows').query({ search: 'refund', status: 'active' }).set(org.auth('read_only'));
     expect(none.body.pagination.total).toBe(0);
+  });
+});
+
+describe('history: workflow list deep pages and remembered totals', () => {
+  let t: TestApp;
+  let ds: DataSource;
+  let org: TestOrganization;
+
+  beforeAll(async () => {
+    t = await startTestApp({ RATE_LIMITS_ENABLED: 'false', APP_ROLE: 'api' });
+    ds = t.app.get(DataSource);
+    org = await createOrganization(t);
+    // More than twice the offset (1000) from which deep pages are served from the nearer end, three
+    // workflows per instant (ordered by id).
+    await ds.query(
+      `INSERT INTO workflows (organization_id, name, description, status, configuration, created_at)
+       SELECT $1, 'Deep ' || i || (ARRAY[' refund', ' order', ''])[1 + i % 3], CASE WHEN i % 5 = 0 THEN 'refund desk' END,
+              (ARRAY['draft', 'active', 'inactive'])[1 + i % 3], '{"nodes":[]}', now() - (i / 3) * interval '1 second'
+         FROM generate_series(1, 2600) i`,
+      [org.id],
+    );
+  });
+  afterAll(() => t?.close());
+
+  const list = (query: Query) => t.http.get('/v1/workflows').query(query).set(org.auth('read_only'));
+
+  async function recorded(where: string, values: unknown[], limit: number, page: number) {
+    const rows: { id: string }[] = await ds.query(
+      `SELECT id FROM workflows WHERE organization_id = $1${where} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`,
+      [org.id, ...values],
+    );
+    const [{ total }] = await ds.query(`SELECT count(*)::int AS total FROM workflows WHERE organization_id = $1${where}`, [org.id, ...values]);
+    return { ids: rows.map((r) => r.id), total };
+  }
+
+  it('every deep page, from either end, is exactly what OFFSET gives, and hands out the cursor of its last row', async () => {
+    const total = 2600;
+    const middle = Math.floor(total / 2 / 20);
+    const cases = [[20, 50], [20, 51], [7, 143], [7, 144], [100, 11], [20, middle], [20, middle + 1], [20, middle + 2], [1, 1300], [1, 1301],
+      [1, total], [50, 52], [50, 53], [100, 26], [100, 27], [13, 150]];
+    for (const [limit, page] of cases) {
+      const want = await recorded('', [], limit, page);
+      const res = await list({ limit, page });
+      expect(res.status).toBe(200);
+      const more = page * limit < total;
+      expect({ limit, page, ids: res.body.data.map((w: { id: string }) => w.id), pagination: res.body.pagination }).toEqual({
+        limit, page, ids: want.ids, pagination: { page, limit, total, pages: Math.ceil(total / limit), next_cursor: more ? expect.any(String) : null },
+      });
+      if (more) {
+        // The cursor continues exactly where the next offset page starts, with the same items.
+        const next = await list({ limit, after: res.body.pagination.next_cursor });
+        expect(next.body.data.map((w: { id: string }) => w.id)).toEqual((await recorded('', [], limit, page + 1)).ids);
+        expect(next.body.data).toEqual((await list({ limit, page: page + 1 })).body.data);
+      }
+    }
+  });
+
+  it('filtered and search items, first counted and remembered, are the same objects the unfiltered list gives', async () => {
+    const all = (await list({ limit: 100 })).body.data as { id: string; version: number }[];
+    const byId = new Map(all.map((w) => [w.id, w]));
+    expect(all[0].version).toEqual(expect.any(Number));
+    for (const query of [{ search: 'Deep 7' }, { search: 'deep 1' }, { status: 'draft' }, { status: 'active', search: 'refund' }] as Query[]) {
+      for (const round of ['counted', 'remembered']) {
+        const items = (await list({ ...query, limit: 100 })).body.data as { id: string }[];
+        const known = items.filter((w) => byId.has(w.id));
+        expect(known.length, JSON.stringify(query)).toBeGreaterThan(0);
+        for (const item of known) expect({ query, round, item }).toEqual({ query, round, item: byId.get(item.id) });
+      }
+    }
+  });
+
+  it('a search and a filter walked by cursor visit every match once, in list order, each page with the exact total', async () => {
+    for (const [query, where] of [
+      [{ search: 'refund' }, ` AND (name ILIKE '%refund%' OR description ILIKE '%refund%')`],
+      [{ status: 'inactive' }, ` AND status = 'inactive'`],
+    ] as [Query, string][]) {
+      const want = await recorded(where, [], 10_000, 1);
+      const seen: string[] = [];
+      let after: string | undefined;
+      do {
+        const res = await list({ ...query, limit: 100, ...(after ? { after } : {}) });
+        expect({ query, total: res.body.pagination.total }).toEqual({ query, total: want.total });
+        seen.push(...res.body.data.map((w: { id: string }) => w.id));
+        after = res.body.pagination.next_cursor ?? undefined;
+      } while (after);
+      expect(seen).toEqual(want.ids);
+    }
+  });
+
+  it('a search\'s and a filter\'s total, remembered between requests, follows every change of the matching workflows', async () => {
+    const check = async (step: string) => {
+      for (const [query, where, values] of [
+        [{ search: 'refund' }, ` AND (name ILIKE '%refund%' OR description ILIKE '%refund%')`, []],
+        [{ search: 'refund', status: 'draft' }, ` AND (name ILIKE '%refund%' OR description ILIKE '%refund%') AND status = 'draft'`, []],
+        [{ status: 'active' }, ` AND status = 'active'`, []],
+      ] as [Query, string, unknown[]][]) {
+        for (const [limit, page] of [[20, 1], [20, 3], [100, 9]]) {
+          const want = await recorded(where, values, limit, page);
+          const res = await list({ ...query, limit, page });
+          expect({ step, query, page, ids: res.body.data.map((w: { id: string }) => w.id), total: res.body.pagination.total }).toEqual({
+            step, query, page, ...want,
+          });
+        }
+      }
+    };
+    await check('first');
+    await check('again (remembered)');
+    const created = await createWorkflow(t, org, { name: 'Refund helper' });
+    await check('created through the API');
+    await t.http.put(`/v1/workflows/${created.id}`).set(org.auth('read_write')).send({ name: 'Plain helper' }).expect(200);
+    await check('renamed through the API');
+    await t.http.put(`/v1/workflows/${created.id}`).set(org.auth('read_write')).send({ description: 'Refund requests' }).expect(200);
+    await check('described through the API');
+    await t.http.delete(`/v1/workflows/${created.id}`).set(org.auth()).expect(200);
+    await check('deleted through the API');
+    await ds.query(`UPDATE workflows SET status = 'active' WHERE organization_id = $1 AND name LIKE 'Deep 1%'`, [org.id]);
+    await check('status changed in SQL');
+    await ds.query(`UPDATE workflows SET description = 'no match' WHERE organization_id = $1 AND name LIKE 'Deep 2%' AND description IS NOT NULL`, [org.id]);
+    await check('descriptions changed in SQL');
+    await ds.query(`INSERT INTO workflows (organization_id, name, status, configuration) SELECT $1, 'Refund direct ' || g, 'active', '{"nodes":[]}' FROM generate_series(1, 30) g`, [org.id]);
+    await check('inserted in SQL');
+    await ds.query(`DELETE FROM workflows WHERE organization_id = $1 AND name LIKE 'Deep 3%'`, [org.id]);
+    await check('deleted in SQL');
+    // Counters the engine keeps change nothing a filter matches: the remembered total stays valid.
+    const [{ workflows_version: before }] = await ds.query(`SELECT workflows_version::text FROM organizations WHERE id = $1`, [org.id]);
+    await ds.query(`UPDATE workflows SET execution_count = execution_count + 1 WHERE organization_id = $1`, [org.id]);
+    const [{ workflows_version: after }] = await ds.query(`SELECT workflows_version::text FROM organizations WHERE id = $1`, [org.id]);
+    expect(after).toBe(before);
+    await check('counters moved');
   });
 });
 

@@ -137,6 +137,28 @@ describe('migrations', () => {
     }
   });
 
+  it('versions each organization\'s workflows: inserts, deletes, moves and changes of what a filter matches bump it; counters do not', async () => {
+    const version = async (name: string) => Number((await db.query(`SELECT workflows_version FROM organizations WHERE name = $1`, [name]))[0].workflows_version);
+    const [a] = await db.query(`SELECT id FROM organizations WHERE name = 'a'`);
+    const [b] = await db.query(`SELECT id FROM organizations WHERE name = 'b'`);
+    let [va, vb] = [await version('a'), await version('b')];
+    // One bump per statement, however many rows it inserts.
+    await db.query(`INSERT INTO workflows (organization_id, name, configuration) SELECT $1, 'v' || g, '{"nodes":[]}' FROM generate_series(1, 3) g`, [a.id]);
+    expect(await version('a')).toBe(va + 1);
+    va += 1;
+    for (const change of [`name = 'v1 renamed'`, `description = 'now described'`, `status = 'active'`, `channel = 'voice'`]) {
+      await db.query(`UPDATE workflows SET ${change} WHERE organization_id = $1 AND name LIKE 'v1%'`, [a.id]);
+      expect(await version('a'), change).toBe(++va);
+    }
+    await db.query(`UPDATE workflows SET execution_count = execution_count + 1, configuration = '{"nodes":[{"id":"x"}]}', updated_at = now() WHERE organization_id = $1`, [a.id]);
+    expect(await version('a')).toBe(va);
+    await db.query(`UPDATE workflows SET organization_id = $2 WHERE organization_id = $1 AND name = 'v2'`, [a.id, b.id]);
+    expect([await version('a'), await version('b')]).toEqual([va + 1, vb + 1]);
+    [va, vb] = [va + 1, vb + 1];
+    await db.query(`DELETE FROM workflows WHERE name LIKE 'v%'`);
+    expect([await version('a'), await version('b')]).toEqual([va + 1, vb + 1]);
+  });
+
   it('undoes every later migration and applies them again', async () => {
     // Back to the previous release's schema, newest first.
     for (let left = MIGRATIONS.length; left > 4; left--) await db.undoLastMigration({ transaction: 'each' });
@@ -147,6 +169,7 @@ describe('migrations', () => {
     const rollups = await db.query(`SELECT tablename FROM pg_tables WHERE tablename LIKE '%_hours'`);
     expect(rollups).toEqual([]);
     expect(await db.query(`SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'webhook%' OR table_name = 'jwt_clients'`)).toEqual([]);
+    expect(await db.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'organizations' AND column_name = 'workflows_version'`)).toEqual([]);
     await db.undoLastMigration({ transaction: 'each' });
     expect(await indexes()).toContain('idx_messages_org_created');
     await db.undoLastMigration({ transaction: 'each' });
