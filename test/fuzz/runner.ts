@@ -126,6 +126,12 @@ export async function fuzzOperation(target: FuzzTarget, operation: Operation, se
     plugins: [fc.interruptAfterTimeLimit(budgetMs)],
   } as fc.Parameters<[FuzzRequest]>);
   let runs = search.numRuns;
+  // fast-check reports "failed" with no error and no counterexample when its time limit struck before a
+  // request came back (a loaded machine) or when too many generated requests were skipped (fc.pre):
+  // nothing was found wrong with the service, so neither is a finding.
+  if (search.failed && search.errorInstance == null && search.counterexample == null) {
+    return { operation: operation.key, runs, statuses, failures: [...surveyed.values()], ms: Date.now() - started };
+  }
   if (settings.survey || !search.failed || search.counterexamplePath === null) {
     const failures = [...surveyed.values()];
     if (search.failed && !(search.errorInstance instanceof ContractViolation)) failures.push(fuzzerFailure(operation, settings, search.errorInstance, runs));
