@@ -3,6 +3,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
+import { AnalyticsModule } from './analytics/analytics.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { AccessGuard } from './auth/guards/access.guard.js';
 import { AuthenticationGuard } from './auth/guards/authentication.guard.js';
@@ -49,6 +50,7 @@ export class AppModule {
         ExecutionsModule,
         TriggersModule,
         WebhooksModule,
+        AnalyticsModule,
         ...(config.runsWorkers ? workerModules : []),
       ],
       providers: [
