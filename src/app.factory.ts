@@ -80,6 +80,7 @@ function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {
       .addTag('Customers', 'Customers met on the channels, and their messages')
       .addTag('Knowledge bases', 'Question and answer entries the ai_response node answers from')
       .addTag('Webhooks', 'Outbound webhooks: subscriptions, signed deliveries with retries, delivery logs')
+      .addTag('Analytics', 'Figures computed from the recorded executions, steps, messages and form answers: workflow metrics, performance, engagement, journeys, realtime')
       .addTag('Operations', 'Health probes')
       .addTag('Pets (sample)', 'The sample pet store: no credential, its own envelope')
       .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key, OAuth 2.0 access token or JWT' }, 'bearer')
