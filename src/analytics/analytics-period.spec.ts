@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fromWallClock, resolveAnalyticsPeriod, resolveTimezone, toZonedIso, zoneOffsetMs } from './analytics-period.js';
+import { fromWallClock, resolveAnalyticsPeriod, resolveTimezone, toZonedIso, wholeHourOffsets, zoneOffsetMs } from './analytics-period.js';
 
 const known = new Map(['UTC', 'Asia/Tokyo', 'America/New_York', 'Asia/Kolkata', 'Europe/Berlin'].map((z) => [z.toLowerCase(), z]));
 const NOW = new Date('2025-07-01T12:00:00Z');
@@ -50,5 +50,15 @@ describe('analytics period', () => {
     expect(toZonedIso(new Date('2025-06-01T15:00:00Z'), 'America/New_York')).toBe('2025-06-01T11:00:00.000-04:00');
     expect(toZonedIso(new Date('2025-06-01T15:00:00Z'), 'Asia/Kolkata')).toBe('2025-06-01T20:30:00.000+05:30');
     expect(toZonedIso(new Date('2025-06-01T15:00:00Z'), 'UTC')).toBe('2025-06-01T15:00:00.000Z');
+  });
+
+  it('tells zones the hourly rollups can serve', () => {
+    const [a, b] = [new Date('2025-01-01T00:00:00Z'), new Date('2025-12-31T23:59:59Z')];
+    expect(wholeHourOffsets('UTC', a, b)).toBe(true);
+    expect(wholeHourOffsets('America/New_York', a, b)).toBe(true);
+    expect(wholeHourOffsets('Asia/Kolkata', a, b)).toBe(false);
+    // Lord Howe: +10:30 in winter, +11 in summer.
+    expect(wholeHourOffsets('Australia/Lord_Howe', new Date('2025-01-01T00:00:00Z'), new Date('2025-01-10T00:00:00Z'))).toBe(true);
+    expect(wholeHourOffsets('Australia/Lord_Howe', a, b)).toBe(false);
   });
 });

@@ -111,10 +111,13 @@ export function toZonedIso(instant: Date, timezone: string): string {
   return `${local}${sign}${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
 }
 
-/** Whether the zone has had whole-hour offsets over the period (the hourly rollups could serve it). */
+/**
+ * Whether the zone's offset is a whole number of hours throughout the period, read weekly and at
+ * both ends (offset changes are months apart): then every UTC hour lies in one local bucket and
+ * the hourly rollups can serve it.
+ */
 export function wholeHourOffsets(timezone: string, start: Date, end: Date): boolean {
-  for (let t = start.getTime(); t <= end.getTime() + DAY_MS; t += 30 * DAY_MS) {
-    if (zoneOffsetMs(timezone, Math.min(t, end.getTime())) % HOUR_MS !== 0) return false;
-  }
-  return true;
+  const readings = [end.getTime()];
+  for (let t = start.getTime(); t < end.getTime(); t += 7 * DAY_MS) readings.push(t);
+  return readings.every((t) => zoneOffsetMs(timezone, t) % HOUR_MS === 0);
 }

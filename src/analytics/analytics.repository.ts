@@ -1,11 +1,14 @@
 import type { DataSource } from 'typeorm';
 import { SqlStatement } from '../database/sql-statement.js';
+import type { PeriodSplit } from '../executions/metrics.repository.js';
 
 /**
  * The SQL of the analytics endpoints, written as SQL: every statement is scoped by organization
- * (`$1`) first and reads the period through an index on (organization or workflow, time). Figures
- * are computed from the recorded rows of the period (never from the hourly rollups yet, see
- * docs/DECISIONS.md "Analytics (wt-analytics)"), and buckets are local to `timezone`.
+ * (`$1`) and reads the period through an index on (organization or workflow, time). The workflow
+ * counts read the executions module's hourly rollups (workflow_execution_hours) for the whole
+ * hours of the period when the zone's offsets are whole hours; everything else is computed from
+ * the recorded rows of the period (docs/DECISIONS.md "Analytics (wt-analytics)"). Buckets are local
+ * to `timezone`.
  */
 
 /**
@@ -57,40 +60,96 @@ export interface GroupRow {
   messages_sent: number;
   messages_received: number;
   unique_customers: number;
-  satisfaction: number | null;
 }
 
 /**
- * One workflow over a period: per local bucket (`$6` granularity in zone `$5`), per channel,
- * trigger and status, per half of the period (split at `$7`, for trends) and overall.
+ * Counts, durations and messages of one workflow per local bucket (`$10` granularity in zone
+ * `$9`), per channel, per half of the period (split at `$11`, an hour boundary) and overall: the
+ * whole hours `[$7, $8)` from the hourly rollups (workflow_execution_hours), the rest — `[$3, $4)`
+ * and `[$5, $6]`, the partial hours at the ends — from the executions. For a zone whose offset is
+ * not whole hours the caller passes no rollup hours and the whole period as raw rows: a UTC hour
+ * can then straddle two local buckets. Same arithmetic either way (a test compares them).
  */
-const WORKFLOW_SUMMARY = new SqlStatement<GroupRow>(`
-  WITH e AS MATERIALIZED (${WORKFLOW_EXECUTIONS}),
-  m AS (
+const WORKFLOW_COUNTS = new SqlStatement<GroupRow>(`
+  WITH edge AS MATERIALIZED (
+    SELECT we.id, we.status, we.duration_ms, COALESCE(we.channel, 'unknown') AS channel, we.started_at AS at
+      FROM workflow_executions we
+     WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.started_at >= $3 AND we.started_at < $4
+    UNION ALL
+    SELECT we.id, we.status, we.duration_ms, COALESCE(we.channel, 'unknown'), we.started_at
+      FROM workflow_executions we
+     WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.started_at >= $5 AND we.started_at <= $6
+  ), m AS (
     SELECT msg.execution_id, (count(*) FILTER (WHERE msg.direction = 'outbound'))::int AS sent,
            (count(*) FILTER (WHERE msg.direction = 'inbound'))::int AS received
-      FROM messages msg WHERE msg.execution_id = ANY (ARRAY(SELECT id FROM e)) AND msg.organization_id = $1
+      FROM messages msg WHERE msg.execution_id = ANY (ARRAY(SELECT id FROM edge)) AND msg.organization_id = $1
      GROUP BY msg.execution_id
-  ), a AS (
-    SELECT execution_id, count(*) FILTER (WHERE type = 'rating') AS ratings,
-           sum(value) FILTER (WHERE type = 'rating') AS rating_sum
-      FROM (${ANSWERS}) x GROUP BY execution_id
+  ), facts AS (
+    SELECT edge.at, edge.channel, 1 AS executions, (edge.status = 'success')::int AS successful, (edge.status = 'failed')::int AS failed,
+           CASE WHEN edge.status <> 'running' THEN edge.duration_ms ELSE 0 END::bigint AS duration_sum,
+           COALESCE(m.sent, 0) AS sent, COALESCE(m.received, 0) AS received
+      FROM edge LEFT JOIN m ON m.execution_id = edge.id
+    UNION ALL
+    SELECT h.hour, h.channel, h.executions, h.successful, h.failed, h.duration_sum, h.messages_sent, h.messages_received
+      FROM workflow_execution_hours h
+     WHERE h.workflow_id = $2 AND h.organization_id = $1 AND h.hour >= $7 AND h.hour < $8
   ), f AS (
-    SELECT e.*, to_char(date_trunc($6, e.started_at AT TIME ZONE $5), 'YYYY-MM-DD"T"HH24:MI:SS') AS bucket,
-           CASE WHEN e.started_at < $7 THEN '1' ELSE '2' END AS half,
-           COALESCE(m.sent, 0) AS sent, COALESCE(m.received, 0) AS received, COALESCE(a.ratings, 0) AS ratings, a.rating_sum
-      FROM e LEFT JOIN m ON m.execution_id = e.id LEFT JOIN a ON a.execution_id = e.id
+    SELECT facts.*, to_char(date_trunc($10, at AT TIME ZONE $9), 'YYYY-MM-DD"T"HH24:MI:SS') AS bucket,
+           CASE WHEN at < $11 THEN '1' ELSE '2' END AS half
+      FROM facts
   )
   SELECT CASE WHEN GROUPING(bucket) = 0 THEN 'bucket' WHEN GROUPING(channel) = 0 THEN 'channel'
-              WHEN GROUPING(trigger_id) = 0 THEN 'trigger' WHEN GROUPING(status) = 0 THEN 'status'
               WHEN GROUPING(half) = 0 THEN 'half' ELSE 'total' END AS kind,
-         COALESCE(bucket, channel, trigger_id::text, status, half) AS key,
-         ${STATUS_FIGURES},
-         COALESCE(sum(sent), 0)::int AS messages_sent, COALESCE(sum(received), 0)::int AS messages_received,
-         ${distinctCustomers('customer_ref')} AS unique_customers,
-         sum(rating_sum)::float8 / NULLIF(sum(ratings), 0) AS satisfaction
+         COALESCE(bucket, channel, half) AS key,
+         COALESCE(sum(executions), 0)::int AS executions, COALESCE(sum(successful), 0)::int AS successful,
+         COALESCE(sum(failed), 0)::int AS failed,
+         sum(successful)::float8 / NULLIF(sum(successful) + sum(failed), 0) AS success_rate,
+         round(sum(duration_sum)::numeric / NULLIF(sum(successful) + sum(failed), 0))::int AS average_duration_ms,
+         COALESCE(sum(sent), 0)::int AS messages_sent, COALESCE(sum(received), 0)::int AS messages_received, 0 AS unique_customers
     FROM f
-   GROUP BY GROUPING SETS ((bucket), (channel), (trigger_id), (status), (half), ())`);
+   GROUP BY GROUPING SETS ((bucket), (channel), (half), ())
+  -- Rollup rows can hold zeros (after a deletion): a bucket or channel shows only with executions.
+  HAVING sum(executions) <> 0 OR (GROUPING(bucket) = 1 AND GROUPING(channel) = 1)`);
+
+/**
+ * Distinct customers of a workflow's executions per local bucket and overall, from the executions
+ * (through distinctCustomers). Kept apart from the counts so that the way customers are counted
+ * can change without touching them.
+ */
+const WORKFLOW_CUSTOMERS = new SqlStatement<{ kind: 'bucket' | 'total'; key: string | null; unique_customers: number }>(`
+  SELECT CASE WHEN GROUPING(bucket) = 0 THEN 'bucket' ELSE 'total' END AS kind, bucket AS key,
+         ${distinctCustomers('customer_ref')} AS unique_customers
+    FROM (SELECT to_char(date_trunc($6, we.started_at AT TIME ZONE $5), 'YYYY-MM-DD"T"HH24:MI:SS') AS bucket, we.customer_ref
+            FROM workflow_executions we
+           WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.started_at >= $3 AND we.started_at <= $4) x
+   GROUP BY GROUPING SETS ((bucket), ())`);
+
+/** The versions of a workflow whose forms ask for a rating or an NPS: only their executions can hold answers. */
+const SURVEY_VERSIONS = new SqlStatement<{ version: number }>(`
+  SELECT v.version FROM workflow_versions v JOIN workflows w ON w.id = v.workflow_id AND w.organization_id = $1
+   WHERE v.workflow_id = $2 AND EXISTS (
+     SELECT 1 FROM jsonb_array_elements(v.configuration->'nodes') n, jsonb_array_elements(COALESCE(n->'fields', '[]'::jsonb)) f
+      WHERE n->>'type' = 'form' AND f->>'type' IN ('rating', 'nps'))`);
+
+/** Mean rating of the form answers of a workflow's executions of those versions (`$5`). */
+const WORKFLOW_SATISFACTION = new SqlStatement<{ satisfaction: number | null }>(`
+  WITH e AS MATERIALIZED (
+    SELECT we.id, COALESCE(we.channel, 'unknown') AS channel, we.workflow_id, we.workflow_version, we.started_at
+      FROM workflow_executions we
+     WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.started_at >= $3 AND we.started_at <= $4
+       AND we.workflow_version = ANY ($5::int[])
+  )
+  SELECT (avg(value) FILTER (WHERE type = 'rating'))::float8 AS satisfaction FROM (${ANSWERS}) a`);
+
+/** `group_by`: figures per channel, trigger and status, from the executions. */
+const WORKFLOW_GROUPS = new SqlStatement<GroupRow>(`
+  WITH e AS MATERIALIZED (${WORKFLOW_EXECUTIONS})
+  SELECT CASE WHEN GROUPING(channel) = 0 THEN 'channel' WHEN GROUPING(trigger_id) = 0 THEN 'trigger' ELSE 'status' END AS kind,
+         COALESCE(channel, trigger_id::text, status) AS key,
+         ${STATUS_FIGURES}, 0 AS messages_sent, 0 AS messages_received,
+         ${distinctCustomers('customer_ref')} AS unique_customers
+    FROM e
+   GROUP BY GROUPING SETS ((channel), (trigger_id), (status))`);
 
 /** The local buckets of a period, empty ones included: the key as in WORKFLOW_SUMMARY and the instant it starts. */
 const BUCKETS = new SqlStatement<{ key: string; start: Date }>(`
@@ -417,7 +476,7 @@ const TIMEZONES = new SqlStatement<{ name: string }>(`SELECT name FROM pg_timezo
 
 /** The statements as sent, for EXPLAIN scripts. */
 export const ANALYTICS_STATEMENTS = {
-  WORKFLOW_SUMMARY, BUCKETS, PERFORMANCE, NODES, CHANNELS, ENGAGEMENT, TOTAL_CUSTOMERS, TOP_WORKFLOW,
+  WORKFLOW_COUNTS, WORKFLOW_CUSTOMERS, SURVEY_VERSIONS, WORKFLOW_SATISFACTION, WORKFLOW_GROUPS, BUCKETS, PERFORMANCE, NODES, CHANNELS, ENGAGEMENT, TOTAL_CUSTOMERS, TOP_WORKFLOW,
   JOURNEY_TOTALS, JOURNEY_STEPS, JOURNEY_DROPS, REALTIME, REALTIME_WORKFLOWS, REALTIME_CHANNELS,
 };
 
@@ -432,8 +491,26 @@ export class AnalyticsRepository {
     return new Map(rows.map((r) => [r.name.toLowerCase(), r.name]));
   }
 
-  workflowSummary(org: string, workflowId: string, start: Date, end: Date, tz: string, granularity: string, middle: Date): Promise<GroupRow[]> {
-    return WORKFLOW_SUMMARY.run(this.dataSource, [org, workflowId, start, end, tz, granularity, middle]);
+  /** `split`: which part of the period the rollups serve (none for zones with offsets that are not whole hours). */
+  workflowCounts(org: string, workflowId: string, split: PeriodSplit, tz: string, granularity: string, middle: Date): Promise<GroupRow[]> {
+    return WORKFLOW_COUNTS.run(this.dataSource, [
+      org, workflowId, split.rawFrom, split.rawTo, split.rawFrom2, split.rawTo2, split.hoursFrom, split.hoursTo, tz, granularity, middle,
+    ]);
+  }
+
+  workflowCustomers(org: string, workflowId: string, start: Date, end: Date, tz: string, granularity: string) {
+    return WORKFLOW_CUSTOMERS.run(this.dataSource, [org, workflowId, start, end, tz, granularity]);
+  }
+
+  /** Null without rating answers; no scan at all when no version of the workflow asks for a rating or NPS. */
+  async workflowSatisfaction(org: string, workflowId: string, start: Date, end: Date): Promise<number | null> {
+    const versions = (await SURVEY_VERSIONS.run(this.dataSource, [org, workflowId])).map((v) => v.version);
+    if (versions.length === 0) return null;
+    return (await WORKFLOW_SATISFACTION.run(this.dataSource, [org, workflowId, start, end, versions]))[0].satisfaction;
+  }
+
+  workflowGroups(org: string, workflowId: string, start: Date, end: Date): Promise<GroupRow[]> {
+    return WORKFLOW_GROUPS.run(this.dataSource, [org, workflowId, start, end]);
   }
 
   buckets(start: Date, end: Date, tz: string, granularity: string): Promise<{ key: string; start: Date }[]> {

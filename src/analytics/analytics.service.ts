@@ -6,7 +6,8 @@ import { HealthService } from '../health/health.service.js';
 import { RedisService } from '../redis/redis.service.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import { InvalidMetricsError, WorkflowNotFoundError } from './analytics.errors.js';
-import { resolveAnalyticsPeriod, resolveTimezone, toZonedIso, type AnalyticsPeriod, type AnalyticsPeriodInput } from './analytics-period.js';
+import { splitPeriod, type PeriodSplit } from '../executions/metrics.repository.js';
+import { resolveAnalyticsPeriod, resolveTimezone, toZonedIso, wholeHourOffsets, type AnalyticsPeriod, type AnalyticsPeriodInput } from './analytics-period.js';
 import { AnalyticsRepository, type GroupRow } from './analytics.repository.js';
 import {
   WORKFLOW_METRICS,
@@ -62,8 +63,19 @@ function groupFigures(row: GroupRow): GroupFigures {
 }
 
 const EMPTY_ROW: Omit<GroupRow, 'kind' | 'key'> = {
-  executions: 0, successful: 0, failed: 0, success_rate: null, average_duration_ms: null, messages_sent: 0, messages_received: 0, unique_customers: 0, satisfaction: null,
+  executions: 0, successful: 0, failed: 0, success_rate: null, average_duration_ms: null, messages_sent: 0, messages_received: 0, unique_customers: 0,
 };
+
+/** Where trends split a period: its middle, down to the hour (so that rollup hours fall wholly in one half). */
+export function halfway(p: { start: Date; end: Date }): Date {
+  const middle = p.start.getTime() + Math.floor((p.end.getTime() - p.start.getTime()) / 2);
+  return new Date(Math.floor(middle / HOUR_MS) * HOUR_MS);
+}
+
+/** No rollup hours: the whole period from the executions. */
+function rawOnly(p: { start: Date; end: Date }): PeriodSplit {
+  return { rawFrom: p.start, rawTo: p.start, rawFrom2: p.start, rawTo2: p.end, hoursFrom: p.start, hoursTo: p.start };
+}
 
 /** The requested metric names (default all); unknown ones are 400 INVALID_METRICS. */
 export function selectMetrics(requested: string[] | undefined): WorkflowMetricName[] {
@@ -114,11 +126,16 @@ export class AnalyticsService {
     const workflow = await this.workflows.getOwned(org, workflowId);
     const p = resolveAnalyticsPeriod(query, timezone, now, true);
     const selected = selectMetrics(query.metrics);
-    const middle = new Date(p.start.getTime() + Math.floor((p.end.getTime() - p.start.getTime()) / 2));
-    const [rows, buckets] = await Promise.all([
-      this.repository.workflowSummary(org, workflow.id, p.start, p.end, p.timezone, p.granularity, middle),
+    const middle = halfway(p);
+    const split = wholeHourOffsets(p.timezone, p.start, p.end) ? splitPeriod(p.start, p.end) : rawOnly(p);
+    const [rows, customers, satisfaction, groups, buckets] = await Promise.all([
+      this.repository.workflowCounts(org, workflow.id, split, p.timezone, p.granularity, middle),
+      this.repository.workflowCustomers(org, workflow.id, p.start, p.end, p.timezone, p.granularity),
+      selected.includes('customer_satisfaction') ? this.repository.workflowSatisfaction(org, workflow.id, p.start, p.end) : null,
+      query.group_by && query.group_by.length > 0 ? this.repository.workflowGroups(org, workflow.id, p.start, p.end) : [],
       this.repository.buckets(p.start, p.end, p.timezone, p.granularity),
     ]);
+    const customersIn = new Map(customers.map((c) => [c.kind === 'total' ? null : c.key, c.unique_customers]));
     const total = rows.find((r) => r.kind === 'total') ?? { kind: 'total', key: null, ...EMPTY_ROW };
     const byKind = (kind: GroupRow['kind']) => rows.filter((r) => r.kind === kind);
     const channels = Object.fromEntries(byKind('channel').map((r) => [r.key ?? 'unknown', r.executions]));
@@ -130,8 +147,8 @@ export class AnalyticsService {
       average_duration_ms: total.average_duration_ms,
       total_messages_sent: total.messages_sent,
       total_messages_received: total.messages_received,
-      unique_customers: total.unique_customers,
-      customer_satisfaction: total.satisfaction,
+      unique_customers: customersIn.get(null) ?? 0,
+      customer_satisfaction: satisfaction,
       channel_breakdown: channels,
     };
     const metrics: WorkflowAnalyticsMetrics = {};
@@ -149,7 +166,7 @@ export class AnalyticsService {
         average_duration_ms: r.average_duration_ms,
         messages_sent: r.messages_sent,
         messages_received: r.messages_received,
-        unique_customers: r.unique_customers,
+        unique_customers: customersIn.get(b.key) ?? 0,
       };
     });
     const response: WorkflowAnalyticsResponse = {
@@ -167,7 +184,7 @@ export class AnalyticsService {
       response.groups = {};
       for (const g of new Set(query.group_by)) {
         const fallback = g === 'trigger' ? 'none' : 'unknown';
-        response.groups[g] = Object.fromEntries(byKind(g).map((r) => [r.key ?? fallback, groupFigures(r)]));
+        response.groups[g] = Object.fromEntries(groups.filter((r) => r.kind === g).map((r) => [r.key ?? fallback, groupFigures(r)]));
       }
     }
     return response;
@@ -210,7 +227,7 @@ export class AnalyticsService {
   async engagement(org: string, query: EngagementQuery, now = new Date()): Promise<EngagementResponse> {
     const p = await this.period(query, now);
     const filter = { channel: query.channel ?? null, segment: query.customer_segment ?? 'all' };
-    const middle = new Date(p.start.getTime() + Math.floor((p.end.getTime() - p.start.getTime()) / 2));
+    const middle = halfway(p);
     const [rows, total] = await Promise.all([
       this.repository.engagement(org, p.start, p.end, filter, middle),
       this.repository.totalCustomers(org, p.start, p.end, filter),

@@ -1,6 +1,9 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertCustomer, insertMessage, insertStep, insertTrigger, insertWorkflowExecution } from '../factories/executions.js';
+import { AnalyticsRepository } from '../../src/analytics/analytics.repository.js';
+import { halfway } from '../../src/analytics/analytics.service.js';
+import { splitPeriod } from '../../src/executions/metrics.repository.js';
 import { createTrigger } from '../factories/triggers.js';
 import { createWorkflow } from '../factories/workflows.js';
 import { waitFor } from '../utils/wait-for.js';
@@ -176,6 +179,32 @@ describe('analytics', () => {
       expect(ny.metrics.total_executions).toBe(2);
       const tokyo = (await get(`/v1/analytics/workflows/${wf}`, { start_date: '2025-06-01', end_date: '2025-06-01', timezone: 'Asia/Tokyo' })).body.data;
       expect(tokyo.metrics.total_executions).toBe(1);
+    });
+
+    it('the same figures from the hourly rollups as from the executions, and through a zone with a half-hour offset', async () => {
+      const repository = new AnalyticsRepository(ds);
+      const [start, end] = [new Date('2025-05-31T00:00:00Z'), new Date('2025-06-08T12:34:56.789Z')];
+      for (const granularity of ['hour', 'day', 'week']) {
+        for (const tz of ['UTC', 'America/New_York']) {
+          const middle = halfway({ start, end });
+          const split = splitPeriod(start, end);
+          expect(split.hoursTo.getTime()).toBeGreaterThan(split.hoursFrom.getTime());
+          const fromRollups = await repository.workflowCounts(org.id, wf, split, tz, granularity, middle);
+          const fromRows = await repository.workflowCounts(org.id, wf, { rawFrom: start, rawTo: start, rawFrom2: start, rawTo2: end, hoursFrom: start, hoursTo: start }, tz, granularity, middle);
+          const sorted = (rows: { kind: string; key: string | null }[]) => [...rows].sort((x, y) => `${x.kind}${x.key}`.localeCompare(`${y.kind}${y.key}`));
+          expect(sorted(fromRollups)).toEqual(sorted(fromRows));
+          expect(fromRollups.find((r) => r.kind === 'total')).toMatchObject({ executions: 6, messages_sent: 3, messages_received: 2, average_duration_ms: 3200 });
+        }
+      }
+      // Asia/Kolkata (+05:30) is served from the executions: the same totals, and 23:30 UTC on June 1 is 05:00 on June 2.
+      const kolkata = (await get(`/v1/analytics/workflows/${wf}`, { start_date: '2025-05-31', end_date: '2025-06-08', timezone: 'Asia/Kolkata' })).body.data;
+      const utc = (await get(`/v1/analytics/workflows/${wf}`, { start_date: '2025-05-31', end_date: '2025-06-08' })).body.data;
+      expect(kolkata.metrics).toEqual(utc.metrics);
+      expect(kolkata.daily_metrics.slice(1, 4).map((b: { date: string; executions: number }) => [b.date, b.executions])).toEqual([
+        ['2025-06-01T00:00:00.000+05:30', 1],
+        ['2025-06-02T00:00:00.000+05:30', 1],
+        ['2025-06-03T00:00:00.000+05:30', 1],
+      ]);
     });
 
     it('hour, week and month buckets', async () => {
