@@ -20,8 +20,17 @@ const mid = (n) => new Date(end.getTime() - (n / 2) * 86_400_000);
 const org = h.organization_id;
 const wf = h.workflow_id;
 const cases = [
-  ['WORKFLOW_SUMMARY 30 days, day buckets, UTC', S.WORKFLOW_SUMMARY, [org, wf, days(30), end, 'UTC', 'day', mid(30)]],
-  ['WORKFLOW_SUMMARY 365 days, day buckets, Asia/Kolkata', S.WORKFLOW_SUMMARY, [org, wf, days(365), end, 'Asia/Kolkata', 'day', mid(365)]],
+  ...[30, 365].map((n) => {
+    const [a, b] = [days(n), end];
+    const first = new Date(Math.ceil(a.getTime() / 3_600_000) * 3_600_000);
+    const last = new Date(Math.floor(b.getTime() / 3_600_000) * 3_600_000);
+    return [`WORKFLOW_COUNTS ${n} days, day buckets, Europe/Berlin (rollups)`, S.WORKFLOW_COUNTS, [org, wf, a, first, last, b, first, last, 'Europe/Berlin', 'day', mid(n)]];
+  }),
+  ['WORKFLOW_COUNTS 30 days, day buckets, Asia/Kolkata (raw rows)', S.WORKFLOW_COUNTS, [org, wf, days(30), days(30), days(30), end, days(30), days(30), 'Asia/Kolkata', 'day', mid(30)]],
+  ['WORKFLOW_CUSTOMERS 30 days', S.WORKFLOW_CUSTOMERS, [org, wf, days(30), end, 'UTC', 'day']],
+  ['WORKFLOW_CUSTOMERS 365 days', S.WORKFLOW_CUSTOMERS, [org, wf, days(365), end, 'UTC', 'day']],
+  ['SURVEY_VERSIONS', S.SURVEY_VERSIONS, [org, wf]],
+  ['WORKFLOW_GROUPS 30 days', S.WORKFLOW_GROUPS, [org, wf, days(30), end]],
   ['PERFORMANCE 365 days', S.PERFORMANCE, [org, wf, days(365), end, 'UTC']],
   ['NODES 365 days', S.NODES, [org, wf, days(365), end]],
   ['ENGAGEMENT 30 days', S.ENGAGEMENT, [org, days(30), end, null, 'all', mid(30)]],
@@ -29,8 +38,8 @@ const cases = [
   ['JOURNEY_STEPS 30 days', S.JOURNEY_STEPS, [org, wf, days(30), end, ['greet', 'status'], 'greet']],
   ['JOURNEY_DROPS 30 days', S.JOURNEY_DROPS, [org, wf, days(30), end, ['greet', 'status'], 'greet']],
   ['TOP_WORKFLOW 30 days', S.TOP_WORKFLOW, [org, days(30), end]],
-  ['REALTIME', S.REALTIME, [org, null, null, new Date(end.getTime() - 3_600_000), days(8)]],
-  ['REALTIME_WORKFLOWS', S.REALTIME_WORKFLOWS, [org, null, null, new Date(end.getTime() - 3_600_000), days(8)]],
+  ['REALTIME', S.REALTIME, [org, null, null, new Date(end.getTime() - 3_600_000)]],
+  ['REALTIME_WORKFLOWS', S.REALTIME_WORKFLOWS, [org, null, null, new Date(end.getTime() - 3_600_000)]],
 ];
 for (const [title, statement, values] of cases) {
   if (only && !title.includes(only)) continue;

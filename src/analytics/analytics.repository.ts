@@ -427,7 +427,7 @@ export interface RealtimeRow {
 /**
  * The last hour (`$4` = now - 1 hour) of one organization, optionally one workflow (`$2`) and one
  * channel (`$3`). A message belongs to a workflow through the execution that sent or received it.
- * Response time = mean duration of executions finished within the hour.
+ * Response time = mean duration of the executions started within the hour that have finished.
  */
 const REALTIME_FILTERED_MESSAGES = `
   SELECT m.channel, we.workflow_id FROM messages m LEFT JOIN workflow_executions we ON we.id = m.execution_id
@@ -440,7 +440,7 @@ const REALTIME_RUNNING = `
 
 const REALTIME_FINISHED = `
   SELECT we.workflow_id, we.duration_ms FROM workflow_executions we
-   WHERE we.organization_id = $1 AND we.completed_at >= $4 AND we.started_at >= $5 AND we.status <> 'running'
+   WHERE we.organization_id = $1 AND we.started_at >= $4 AND we.status <> 'running'
      AND ($2::uuid IS NULL OR we.workflow_id = $2) AND ($3::text IS NULL OR we.channel = $3)`;
 
 export interface RealtimeWorkflowRow {
@@ -462,8 +462,9 @@ const REALTIME_WORKFLOWS = new SqlStatement<RealtimeWorkflowRow>(`
        m AS (SELECT workflow_id, count(*)::int AS n FROM (${REALTIME_FILTERED_MESSAGES}) x WHERE workflow_id IS NOT NULL GROUP BY workflow_id),
        f AS (SELECT workflow_id, round(avg(duration_ms))::int AS ms FROM (${REALTIME_FINISHED}) x GROUP BY workflow_id)
   SELECT w.id AS workflow_id, w.name, COALESCE(r.n, 0) AS active_executions, COALESCE(m.n, 0) AS messages_in_last_hour, f.ms AS average_response_time_ms
-    FROM workflows w LEFT JOIN r ON r.workflow_id = w.id LEFT JOIN m ON m.workflow_id = w.id LEFT JOIN f ON f.workflow_id = w.id
-   WHERE w.organization_id = $1 AND (r.n IS NOT NULL OR m.n IS NOT NULL OR f.ms IS NOT NULL)
+    FROM (SELECT workflow_id FROM r UNION SELECT workflow_id FROM m UNION SELECT workflow_id FROM f) ids
+    JOIN workflows w ON w.id = ids.workflow_id AND w.organization_id = $1
+    LEFT JOIN r ON r.workflow_id = w.id LEFT JOIN m ON m.workflow_id = w.id LEFT JOIN f ON f.workflow_id = w.id
    ORDER BY COALESCE(r.n, 0) DESC, COALESCE(m.n, 0) DESC, w.id LIMIT 100`);
 
 const REALTIME_CHANNELS = new SqlStatement<{ channel: string; active_conversations: number; messages_in_last_hour: number }>(`
@@ -479,9 +480,6 @@ export const ANALYTICS_STATEMENTS = {
   WORKFLOW_COUNTS, WORKFLOW_CUSTOMERS, SURVEY_VERSIONS, WORKFLOW_SATISFACTION, WORKFLOW_GROUPS, BUCKETS, PERFORMANCE, NODES, CHANNELS, ENGAGEMENT, TOTAL_CUSTOMERS, TOP_WORKFLOW,
   JOURNEY_TOTALS, JOURNEY_STEPS, JOURNEY_DROPS, REALTIME, REALTIME_WORKFLOWS, REALTIME_CHANNELS,
 };
-
-/** How long a waiting execution can last at most, bounding the scan for executions finished in the last hour. */
-export const REALTIME_LOOKBACK_MS = 8 * 86_400_000;
 
 export class AnalyticsRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -561,11 +559,11 @@ export class AnalyticsRepository {
   }
 
   async realtime(org: string, workflowId: string | null, channel: string | null, now: Date) {
-    const values = [org, workflowId, channel, new Date(now.getTime() - 3_600_000), new Date(now.getTime() - REALTIME_LOOKBACK_MS)];
+    const values = [org, workflowId, channel, new Date(now.getTime() - 3_600_000)];
     const [totals, workflows, channels] = await Promise.all([
       REALTIME.run(this.dataSource, values),
       REALTIME_WORKFLOWS.run(this.dataSource, values),
-      REALTIME_CHANNELS.run(this.dataSource, values.slice(0, 4)),
+      REALTIME_CHANNELS.run(this.dataSource, values),
     ]);
     return { totals: totals[0], workflows, channels };
   }

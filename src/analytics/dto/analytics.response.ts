@@ -198,7 +198,7 @@ export class RealtimeCurrentMetrics {
   @ApiProperty({ ...INT, description: 'Workflows with status active' }) active_workflows: number;
   @ApiProperty({ ...INT, description: 'Executions running now' }) active_executions: number;
   @ApiProperty(INT) messages_in_last_hour: number;
-  @ApiProperty({ type: 'integer', nullable: true, description: 'Mean duration (ms) of executions finished in the last hour; null without any' }) average_response_time_ms: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Mean duration (ms) of the executions started in the last hour that have finished; null without any' }) average_response_time_ms: number | null;
   @ApiProperty({ enum: HEALTH_STATES, description: 'unhealthy: database or Redis down; degraded: execution queue backlog over its threshold' }) system_health: HealthState;
 }
 
