@@ -201,7 +201,7 @@ const NODES = new SqlStatement<NodeRow>(`
   SELECT s.node_id, s.type, count(*)::int AS execution_count,
          (count(*) FILTER (WHERE s.status = 'completed'))::float8 / count(*) AS success_rate,
          round(avg(s.duration_ms))::int AS average_duration_ms, (count(*) FILTER (WHERE s.status = 'failed'))::int AS error_count
-    FROM e JOIN execution_steps s ON s.execution_id = e.id
+    FROM execution_steps s WHERE s.execution_id = ANY (ARRAY(SELECT id FROM e))
    GROUP BY s.node_id, s.type ORDER BY s.node_id, s.type`);
 
 const CHANNELS = new SqlStatement<{ channel: string; executions: number; success_rate: number | null; average_duration_ms: number | null }>(`
@@ -373,9 +373,12 @@ const JOURNEY_EXECUTIONS = `
 /**
  * Where each execution got to: a step row per node it ran, and for a failed or waiting execution
  * the node it stopped at (the error's node, the cursor, else the entry `$6`) when that node has no step.
+ * Steps are looked up by `= ANY (ARRAY(...))` so that they are read through their execution index
+ * (a hash join, planned from a CTE estimate, would scan every step).
  */
 const REACHED = `
-  SELECT s.node_id, e.id, s.status AS step_status, s.duration_ms FROM e JOIN execution_steps s ON s.execution_id = e.id
+  SELECT s.node_id, s.execution_id AS id, s.status AS step_status, s.duration_ms
+    FROM execution_steps s WHERE s.execution_id = ANY (ARRAY(SELECT id FROM e))
   UNION ALL
   SELECT x.node_id, x.id, NULL, NULL
     FROM (SELECT e.id, COALESCE(e.error->>'node_id', e.state->>'cursor', $6) AS node_id FROM e WHERE e.status <> 'success') x
