@@ -81,7 +81,7 @@ function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {
       .addTag('Customers', 'Customers met on the channels, and their messages')
       .addTag('Knowledge bases', 'Question and answer entries the ai_response node answers from')
       .addTag('Webhooks', 'Outbound webhooks: subscriptions, signed deliveries with retries, delivery logs')
-      .addTag('Analytics', 'Metrics, performance, engagement, journeys, realtime figures, reports and exports')
+      .addTag('Analytics', 'Figures computed from what the service recorded: workflow metrics, performance, engagement, journeys, realtime, reports and exports')
       .addTag('Operations', 'Health probes')
       .addTag('Pets (sample)', 'The sample pet store: no credential, its own envelope')
       .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key, OAuth 2.0 access token or JWT' }, 'bearer')

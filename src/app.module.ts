@@ -4,6 +4,7 @@ import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import { AnalyticsFilesModule, AnalyticsFilesWorkerModule } from './analytics/files/analytics-files.module.js';
+import { AnalyticsModule } from './analytics/analytics.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { AccessGuard } from './auth/guards/access.guard.js';
 import { AuthenticationGuard } from './auth/guards/authentication.guard.js';
@@ -54,6 +55,7 @@ export class AppModule {
         TriggersModule,
         WebhooksModule,
         AnalyticsFilesModule,
+        AnalyticsModule,
         ...(config.runsWorkers ? workerModules : []),
       ],
       providers: [

@@ -150,6 +150,8 @@ describe('JWT server-to-server credentials', () => {
         await t.http.get('/v1/triggers').set(bearer(await token())),
         await t.http.get('/v1/customers').set(bearer(await token())),
         await t.http.delete(`/v1/workflows/${randomUUID()}`).set(bearer(await token())),
+        await t.http.get('/v1/analytics/realtime').set(bearer(await token())),
+        await t.http.get('/v1/analytics/customers/engagement').set(bearer(await token())),
       ]) {
         expect(res.status).toBe(403);
         expect(res.body.error.code).toBe('SCOPE_INSUFFICIENT');

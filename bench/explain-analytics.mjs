@@ -1,0 +1,50 @@
+// EXPLAIN (ANALYZE, BUFFERS) of the analytics statements (src/analytics/analytics.repository.ts)
+// over an already seeded history database (bench/explain-history.mjs with KEEP=1, or the bench's):
+//   npm run build && node bench/explain-analytics.mjs <database-name> [summary]
+// Only 127.0.0.1; the statements are read-only.
+import pg from 'pg';
+
+const server = (process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
+const name = process.argv[2];
+if (!name) throw new Error('usage: node bench/explain-analytics.mjs <database-name> [statement-name-filter]');
+const only = process.argv[3];
+const { ANALYTICS_STATEMENTS: S } = await import('../dist/src/analytics/analytics.repository.js');
+const db = new pg.Client({ connectionString: `${server}/${name}` });
+await db.connect();
+await db.query('SET jit = off');
+const { rows: [h] } = await db.query(`SELECT w.id AS workflow_id, w.organization_id, max(e.started_at) AS last
+                                        FROM workflows w JOIN workflow_executions e ON e.workflow_id = w.id WHERE w.name = 'history' GROUP BY w.id`);
+const end = new Date(h.last);
+const days = (n) => new Date(end.getTime() - n * 86_400_000);
+const mid = (n) => new Date(end.getTime() - (n / 2) * 86_400_000);
+const org = h.organization_id;
+const wf = h.workflow_id;
+const cases = [
+  ...[30, 365].map((n) => {
+    const [a, b] = [days(n), end];
+    const first = new Date(Math.ceil(a.getTime() / 3_600_000) * 3_600_000);
+    const last = new Date(Math.floor(b.getTime() / 3_600_000) * 3_600_000);
+    return [`WORKFLOW_COUNTS ${n} days, day buckets, Europe/Berlin (rollups)`, S.WORKFLOW_COUNTS, [org, wf, a, first, last, b, first, last, 'Europe/Berlin', 'day', mid(n)]];
+  }),
+  ['WORKFLOW_COUNTS 30 days, day buckets, Asia/Kolkata (raw rows)', S.WORKFLOW_COUNTS, [org, wf, days(30), days(30), days(30), end, days(30), days(30), 'Asia/Kolkata', 'day', mid(30)]],
+  ['WORKFLOW_CUSTOMERS 30 days', S.WORKFLOW_CUSTOMERS, [org, wf, days(30), end, 'UTC', 'day']],
+  ['WORKFLOW_CUSTOMERS 365 days', S.WORKFLOW_CUSTOMERS, [org, wf, days(365), end, 'UTC', 'day']],
+  ['SURVEY_VERSIONS', S.SURVEY_VERSIONS, [org, wf]],
+  ['WORKFLOW_GROUPS 30 days', S.WORKFLOW_GROUPS, [org, wf, days(30), end]],
+  ['PERFORMANCE 365 days', S.PERFORMANCE, [org, wf, days(365), end, 'UTC']],
+  ['NODES 365 days', S.NODES, [org, wf, days(365), end]],
+  ['ENGAGEMENT 30 days', S.ENGAGEMENT, [org, days(30), end, null, 'all', mid(30)]],
+  ['TOTAL_CUSTOMERS', S.TOTAL_CUSTOMERS, [org, days(30), end, null, 'all']],
+  ['JOURNEY_STEPS 30 days', S.JOURNEY_STEPS, [org, wf, days(30), end, ['greet', 'status'], 'greet']],
+  ['JOURNEY_DROPS 30 days', S.JOURNEY_DROPS, [org, wf, days(30), end, ['greet', 'status'], 'greet']],
+  ['TOP_WORKFLOW 30 days', S.TOP_WORKFLOW, [org, days(30), end]],
+  ['REALTIME', S.REALTIME, [org, null, null, new Date(end.getTime() - 3_600_000)]],
+  ['REALTIME_WORKFLOWS', S.REALTIME_WORKFLOWS, [org, null, null, new Date(end.getTime() - 3_600_000)]],
+];
+for (const [title, statement, values] of cases) {
+  if (only && !title.includes(only)) continue;
+  const { rows } = await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`, values);
+  const plan = rows.map((r) => r['QUERY PLAN']);
+  console.log(`### ${title}\n\n${plan.filter((l) => /Execution Time|Planning Time/.test(l)).join('\n')}\n\n\`\`\`\n${plan.join('\n')}\n\`\`\`\n`);
+}
+await db.end();

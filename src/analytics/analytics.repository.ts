@@ -1,0 +1,573 @@
+import type { DataSource } from 'typeorm';
+import { SqlStatement } from '../database/sql-statement.js';
+import type { PeriodSplit } from '../executions/metrics.repository.js';
+
+/**
+ * The SQL of the analytics endpoints, written as SQL: every statement is scoped by organization
+ * (`$1`) and reads the period through an index on (organization or workflow, time). The workflow
+ * counts read the executions module's hourly rollups (workflow_execution_hours) for the whole
+ * hours of the period when the zone's offsets are whole hours; everything else is computed from
+ * the recorded rows of the period (docs/DECISIONS.md "Analytics (wt-analytics)"). Buckets are local
+ * to `timezone`.
+ */
+
+/**
+ * Every distinct-customer figure goes through here, so that the way distinct customers are
+ * counted (exactly today; a sketch later) changes in one place.
+ */
+export function distinctCustomers(column: string, where?: string): string {
+  return `(count(DISTINCT ${column})${where ? ` FILTER (WHERE ${where})` : ''})::int`;
+}
+
+/** Status figures of a set of executions `e` (status, duration_ms): the arithmetic of the workflow metrics. */
+const STATUS_FIGURES = `
+  count(*)::int AS executions,
+  (count(*) FILTER (WHERE status = 'success'))::int AS successful,
+  (count(*) FILTER (WHERE status = 'failed'))::int AS failed,
+  (count(*) FILTER (WHERE status = 'success'))::float8 / NULLIF(count(*) FILTER (WHERE status <> 'running'), 0) AS success_rate,
+  round(avg(duration_ms) FILTER (WHERE status <> 'running'))::int AS average_duration_ms`;
+
+/**
+ * The rating (1..5) and nps (0..10) answers of the form steps of executions `e` (id, channel,
+ * workflow_id, workflow_version): a field's type is read from the version of the workflow the
+ * execution ran, so a later edit does not retype old answers.
+ */
+const ANSWERS = `
+  SELECT e.id AS execution_id, e.channel, e.started_at, f->>'type' AS type, (s.output->'answers'->>(f->>'name'))::float8 AS value
+    FROM e
+    JOIN execution_steps s ON s.execution_id = e.id AND s.type = 'form'
+    JOIN workflow_versions v ON v.workflow_id = e.workflow_id AND v.version = e.workflow_version
+   CROSS JOIN LATERAL jsonb_array_elements(v.configuration->'nodes') n
+   CROSS JOIN LATERAL jsonb_array_elements(COALESCE(n->'fields', '[]'::jsonb)) f
+   WHERE n->>'id' = s.node_id AND f->>'type' IN ('rating', 'nps')
+     AND jsonb_typeof(s.output->'answers'->(f->>'name')) = 'number'`;
+
+const WORKFLOW_EXECUTIONS = `
+  SELECT we.id, we.status, we.duration_ms, we.customer_ref, COALESCE(we.channel, 'unknown') AS channel, we.trigger_id,
+         we.workflow_id, we.workflow_version, we.started_at, we.error
+    FROM workflow_executions we
+   WHERE we.organization_id = $1 AND we.workflow_id = $2 AND we.started_at >= $3 AND we.started_at <= $4`;
+
+export interface GroupRow {
+  /** Which grouping: bucket, channel, trigger, status, half (1 or 2) or total. */
+  kind: 'bucket' | 'channel' | 'trigger' | 'status' | 'half' | 'total';
+  key: string | null;
+  executions: number;
+  successful: number;
+  failed: number;
+  success_rate: number | null;
+  average_duration_ms: number | null;
+  messages_sent: number;
+  messages_received: number;
+  unique_customers: number;
+}
+
+/**
+ * Counts, durations and messages of one workflow per local bucket (`$10` granularity in zone
+ * `$9`), per channel, per half of the period (split at `$11`, an hour boundary) and overall: the
+ * whole hours `[$7, $8)` from the hourly rollups (workflow_execution_hours), the rest — `[$3, $4)`
+ * and `[$5, $6]`, the partial hours at the ends — from the executions. For a zone whose offset is
+ * not whole hours the caller passes no rollup hours and the whole period as raw rows: a UTC hour
+ * can then straddle two local buckets. Same arithmetic either way (a test compares them).
+ */
+const WORKFLOW_COUNTS = new SqlStatement<GroupRow>(`
+  WITH edge AS MATERIALIZED (
+    SELECT we.id, we.status, we.duration_ms, COALESCE(we.channel, 'unknown') AS channel, we.started_at AS at
+      FROM workflow_executions we
+     WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.started_at >= $3 AND we.started_at < $4
+    UNION ALL
+    SELECT we.id, we.status, we.duration_ms, COALESCE(we.channel, 'unknown'), we.started_at
+      FROM workflow_executions we
+     WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.started_at >= $5 AND we.started_at <= $6
+  ), m AS (
+    SELECT msg.execution_id, (count(*) FILTER (WHERE msg.direction = 'outbound'))::int AS sent,
+           (count(*) FILTER (WHERE msg.direction = 'inbound'))::int AS received
+      FROM messages msg WHERE msg.execution_id = ANY (ARRAY(SELECT id FROM edge)) AND msg.organization_id = $1
+     GROUP BY msg.execution_id
+  ), facts AS (
+    SELECT edge.at, edge.channel, 1 AS executions, (edge.status = 'success')::int AS successful, (edge.status = 'failed')::int AS failed,
+           CASE WHEN edge.status <> 'running' THEN edge.duration_ms ELSE 0 END::bigint AS duration_sum,
+           COALESCE(m.sent, 0) AS sent, COALESCE(m.received, 0) AS received
+      FROM edge LEFT JOIN m ON m.execution_id = edge.id
+    UNION ALL
+    SELECT h.hour, h.channel, h.executions, h.successful, h.failed, h.duration_sum, h.messages_sent, h.messages_received
+      FROM workflow_execution_hours h
+     WHERE h.workflow_id = $2 AND h.organization_id = $1 AND h.hour >= $7 AND h.hour < $8
+  ), f AS (
+    SELECT facts.*, to_char(date_trunc($10, at AT TIME ZONE $9), 'YYYY-MM-DD"T"HH24:MI:SS') AS bucket,
+           CASE WHEN at < $11 THEN '1' ELSE '2' END AS half
+      FROM facts
+  )
+  SELECT CASE WHEN GROUPING(bucket) = 0 THEN 'bucket' WHEN GROUPING(channel) = 0 THEN 'channel'
+              WHEN GROUPING(half) = 0 THEN 'half' ELSE 'total' END AS kind,
+         COALESCE(bucket, channel, half) AS key,
+         COALESCE(sum(executions), 0)::int AS executions, COALESCE(sum(successful), 0)::int AS successful,
+         COALESCE(sum(failed), 0)::int AS failed,
+         sum(successful)::float8 / NULLIF(sum(successful) + sum(failed), 0) AS success_rate,
+         round(sum(duration_sum)::numeric / NULLIF(sum(successful) + sum(failed), 0))::int AS average_duration_ms,
+         COALESCE(sum(sent), 0)::int AS messages_sent, COALESCE(sum(received), 0)::int AS messages_received, 0 AS unique_customers
+    FROM f
+   GROUP BY GROUPING SETS ((bucket), (channel), (half), ())
+  -- Rollup rows can hold zeros (after a deletion): a bucket or channel shows only with executions.
+  HAVING sum(executions) <> 0 OR (GROUPING(bucket) = 1 AND GROUPING(channel) = 1)`);
+
+/**
+ * Distinct customers of a workflow's executions per local bucket and overall, from the executions
+ * (through distinctCustomers). Kept apart from the counts so that the way customers are counted
+ * can change without touching them.
+ */
+const WORKFLOW_CUSTOMERS = new SqlStatement<{ kind: 'bucket' | 'total'; key: string | null; unique_customers: number }>(`
+  SELECT CASE WHEN GROUPING(bucket) = 0 THEN 'bucket' ELSE 'total' END AS kind, bucket AS key,
+         ${distinctCustomers('customer_ref')} AS unique_customers
+    FROM (SELECT to_char(date_trunc($6, we.started_at AT TIME ZONE $5), 'YYYY-MM-DD"T"HH24:MI:SS') AS bucket, we.customer_ref
+            FROM workflow_executions we
+           WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.started_at >= $3 AND we.started_at <= $4) x
+   GROUP BY GROUPING SETS ((bucket), ())`);
+
+/** The versions of a workflow whose forms ask for a rating or an NPS: only their executions can hold answers. */
+const SURVEY_VERSIONS = new SqlStatement<{ version: number }>(`
+  SELECT v.version FROM workflow_versions v JOIN workflows w ON w.id = v.workflow_id AND w.organization_id = $1
+   WHERE v.workflow_id = $2 AND EXISTS (
+     SELECT 1 FROM jsonb_array_elements(v.configuration->'nodes') n, jsonb_array_elements(COALESCE(n->'fields', '[]'::jsonb)) f
+      WHERE n->>'type' = 'form' AND f->>'type' IN ('rating', 'nps'))`);
+
+/** Mean rating of the form answers of a workflow's executions of those versions (`$5`). */
+const WORKFLOW_SATISFACTION = new SqlStatement<{ satisfaction: number | null }>(`
+  WITH e AS MATERIALIZED (
+    SELECT we.id, COALESCE(we.channel, 'unknown') AS channel, we.workflow_id, we.workflow_version, we.started_at
+      FROM workflow_executions we
+     WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.started_at >= $3 AND we.started_at <= $4
+       AND we.workflow_version = ANY ($5::int[])
+  )
+  SELECT (avg(value) FILTER (WHERE type = 'rating'))::float8 AS satisfaction FROM (${ANSWERS}) a`);
+
+/** `group_by`: figures per channel, trigger and status, from the executions. */
+const WORKFLOW_GROUPS = new SqlStatement<GroupRow>(`
+  WITH e AS MATERIALIZED (${WORKFLOW_EXECUTIONS})
+  SELECT CASE WHEN GROUPING(channel) = 0 THEN 'channel' WHEN GROUPING(trigger_id) = 0 THEN 'trigger' ELSE 'status' END AS kind,
+         COALESCE(channel, trigger_id::text, status) AS key,
+         ${STATUS_FIGURES}, 0 AS messages_sent, 0 AS messages_received,
+         ${distinctCustomers('customer_ref')} AS unique_customers
+    FROM e
+   GROUP BY GROUPING SETS ((channel), (trigger_id), (status))`);
+
+/** The local buckets of a period, empty ones included: the key as in WORKFLOW_SUMMARY and the instant it starts. */
+const BUCKETS = new SqlStatement<{ key: string; start: Date }>(`
+  SELECT to_char(b, 'YYYY-MM-DD"T"HH24:MI:SS') AS key, b AT TIME ZONE $3 AS start
+    FROM generate_series(date_trunc($4, $1::timestamptz AT TIME ZONE $3), date_trunc($4, $2::timestamptz AT TIME ZONE $3), ('1 ' || $4)::interval) b`);
+
+export interface PerformanceRow {
+  executions: number;
+  finished: number;
+  failed: number;
+  average_ms: number | null;
+  median_ms: number | null;
+  p95_ms: number | null;
+  p99_ms: number | null;
+  peak_hour: string | null;
+  peak_executions: number | null;
+  errors: Record<string, number> | null;
+}
+
+/** Exact percentiles (percentile_cont) of the finished executions' durations; the busiest local clock hour; failures by error code. */
+const PERFORMANCE = new SqlStatement<PerformanceRow>(`
+  WITH e AS MATERIALIZED (${WORKFLOW_EXECUTIONS})
+  SELECT (SELECT count(*)::int FROM e) AS executions,
+         t.finished, t.failed, t.average_ms, t.median_ms, t.p95_ms, t.p99_ms,
+         p.peak_hour, p.peak_executions,
+         (SELECT jsonb_object_agg(code, n) FROM (SELECT COALESCE(error->>'code', 'UNKNOWN') AS code, count(*)::int AS n
+                                                 FROM e WHERE status = 'failed' GROUP BY 1) x) AS errors
+    FROM (SELECT count(*)::int AS finished, (count(*) FILTER (WHERE status = 'failed'))::int AS failed,
+                 avg(duration_ms)::float8 AS average_ms,
+                 percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS median_ms,
+                 percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) AS p95_ms,
+                 percentile_cont(0.99) WITHIN GROUP (ORDER BY duration_ms) AS p99_ms
+            FROM e WHERE status <> 'running') t
+    LEFT JOIN (SELECT to_char(h, 'HH24:00') AS peak_hour, n AS peak_executions
+                 FROM (SELECT date_trunc('hour', started_at AT TIME ZONE $5) AS h, count(*)::int AS n FROM e GROUP BY 1) x
+                ORDER BY n DESC, h LIMIT 1) p ON true`);
+
+export interface NodeRow {
+  node_id: string;
+  type: string;
+  execution_count: number;
+  success_rate: number;
+  average_duration_ms: number;
+  error_count: number;
+}
+
+const NODES = new SqlStatement<NodeRow>(`
+  WITH e AS MATERIALIZED (${WORKFLOW_EXECUTIONS})
+  SELECT s.node_id, s.type, count(*)::int AS execution_count,
+         (count(*) FILTER (WHERE s.status = 'completed'))::float8 / count(*) AS success_rate,
+         round(avg(s.duration_ms))::int AS average_duration_ms, (count(*) FILTER (WHERE s.status = 'failed'))::int AS error_count
+    FROM execution_steps s WHERE s.execution_id = ANY (ARRAY(SELECT id FROM e))
+   GROUP BY s.node_id, s.type ORDER BY s.node_id, s.type`);
+
+const CHANNELS = new SqlStatement<{ channel: string; executions: number; success_rate: number | null; average_duration_ms: number | null }>(`
+  WITH e AS MATERIALIZED (${WORKFLOW_EXECUTIONS})
+  SELECT channel, ${STATUS_FIGURES} FROM e GROUP BY channel ORDER BY channel`);
+
+export interface WorkflowListRow {
+  workflow_id: string;
+  name: string;
+  status: string;
+  executions: number;
+  successful: number;
+  failed: number;
+  success_rate: number | null;
+  average_duration_ms: number | null;
+  unique_customers: number;
+  total: number;
+}
+
+function workflowList(order: 'executions' | 'success_rate'): SqlStatement<WorkflowListRow> {
+  const sort = order === 'executions' ? 'executions' : 'success_rate';
+  return new SqlStatement<WorkflowListRow>(`
+    WITH e AS MATERIALIZED (
+      SELECT we.workflow_id, we.status, we.duration_ms, we.customer_ref
+        FROM workflow_executions we WHERE we.organization_id = $1 AND we.started_at >= $2 AND we.started_at <= $3
+    ), s AS (
+      SELECT workflow_id, ${STATUS_FIGURES}, ${distinctCustomers('customer_ref')} AS unique_customers FROM e GROUP BY workflow_id
+    )
+    SELECT w.id AS workflow_id, w.name, w.status, COALESCE(s.executions, 0) AS executions, COALESCE(s.successful, 0) AS successful,
+           COALESCE(s.failed, 0) AS failed, s.success_rate, s.average_duration_ms, COALESCE(s.unique_customers, 0) AS unique_customers,
+           (count(*) OVER ())::int AS total
+      FROM workflows w LEFT JOIN s ON s.workflow_id = w.id
+     WHERE w.organization_id = $1
+     ORDER BY ${sort === 'executions' ? 'COALESCE(s.executions, 0)' : 's.success_rate'} ${'$DIR'} NULLS LAST, w.id
+     LIMIT $4 OFFSET $5`);
+}
+
+const WORKFLOW_LISTS = {
+  executions: { asc: withDirection(workflowList('executions'), 'ASC'), desc: withDirection(workflowList('executions'), 'DESC') },
+  success_rate: { asc: withDirection(workflowList('success_rate'), 'ASC'), desc: withDirection(workflowList('success_rate'), 'DESC') },
+};
+
+function withDirection<R>(statement: SqlStatement<R>, direction: 'ASC' | 'DESC'): SqlStatement<R> {
+  return new SqlStatement<R>(statement.text.replace('$DIR', direction));
+}
+
+export interface EngagementFilter {
+  channel: string | null;
+  segment: 'all' | 'new' | 'returning';
+}
+
+/**
+ * The customers the engagement figures are about: `$1` organization, `$2..$3` period, `$4` channel
+ * or null, `$5` segment. New = first seen within the period, returning = before it.
+ */
+const SEGMENT = `($5 = 'all' OR ($5 = 'new' AND c.first_seen_at >= $2) OR ($5 = 'returning' AND c.first_seen_at < $2))`;
+
+const PERIOD_MESSAGES = `
+  SELECT m.customer_id, m.channel, m.direction, m.created_at, c.first_seen_at
+    FROM messages m JOIN customers c ON c.id = m.customer_id AND c.organization_id = $1
+   WHERE m.organization_id = $1 AND m.created_at >= $2 AND m.created_at <= $3
+     AND ($4::text IS NULL OR m.channel = $4) AND ${SEGMENT}`;
+
+/** Sessions: a customer's messages (per `partition`) with gaps under 30 minutes. */
+function sessions(partition: string): string {
+  return `
+    SELECT ${partition}, min(created_at) AS started, max(created_at) AS ended, count(*)::int AS messages
+      FROM (SELECT *, sum(starts) OVER (PARTITION BY ${partition} ORDER BY created_at ROWS UNBOUNDED PRECEDING) AS session
+              FROM (SELECT msg.*, CASE WHEN created_at - lag(created_at) OVER (PARTITION BY ${partition} ORDER BY created_at) < interval '30 minutes'
+                                       THEN 0 ELSE 1 END AS starts
+                      FROM msg) s1) s2
+     GROUP BY ${partition}, session`;
+}
+
+export interface EngagementRow {
+  scope: 'all' | 'channel' | 'half';
+  key: string | null;
+  active_customers: number;
+  new_customers: number;
+  returning_customers: number;
+  messages: number;
+  sessions: number;
+  average_session_duration: number | null;
+  average_messages_per_session: number | null;
+  satisfaction: number | null;
+  promoters: number;
+  detractors: number;
+  nps_answers: number;
+}
+
+/**
+ * Engagement overall, per channel and per half of the period (`$6` splits it): active customers
+ * (with a message in the period), new/returning among them, sessions, and the rating/NPS answers
+ * of the forms of executions started in the period.
+ */
+const ENGAGEMENT = new SqlStatement<EngagementRow>(`
+  WITH msg AS MATERIALIZED (${PERIOD_MESSAGES}),
+  people AS (
+    SELECT 'all' AS scope, NULL::text AS key, customer_id, min(first_seen_at) AS first_seen_at, count(*) AS messages FROM msg GROUP BY customer_id
+    UNION ALL
+    SELECT 'channel', channel, customer_id, min(first_seen_at), count(*) FROM msg GROUP BY channel, customer_id
+    UNION ALL
+    SELECT 'half', CASE WHEN created_at < $6 THEN '1' ELSE '2' END, customer_id, min(first_seen_at), count(*) FROM msg GROUP BY 2, customer_id
+  ), counts AS (
+    SELECT scope, key, ${distinctCustomers('customer_id')} AS active_customers,
+           ${distinctCustomers('customer_id', 'first_seen_at >= $2')} AS new_customers,
+           ${distinctCustomers('customer_id', 'first_seen_at < $2')} AS returning_customers,
+           sum(messages)::int AS messages
+      FROM people GROUP BY scope, key
+  ), sess AS (
+    SELECT 'all' AS scope, NULL::text AS key, started, ended, messages FROM (${sessions('customer_id')}) x
+    UNION ALL
+    SELECT 'channel', channel, started, ended, messages FROM (${sessions('customer_id, channel')}) y
+  ), sess_figures AS (
+    SELECT scope, key, count(*)::int AS sessions,
+           avg(extract(epoch FROM ended - started) * 1000)::float8 AS average_session_duration,
+           avg(messages)::float8 AS average_messages_per_session
+      FROM sess GROUP BY scope, key
+  ), e AS MATERIALIZED (
+    SELECT we.id, COALESCE(we.channel, 'unknown') AS channel, we.workflow_id, we.workflow_version, we.started_at
+      FROM workflow_executions we JOIN customers c ON c.id = we.customer_id AND c.organization_id = $1
+     WHERE we.organization_id = $1 AND we.started_at >= $2 AND we.started_at <= $3
+       AND ($4::text IS NULL OR we.channel = $4) AND ${SEGMENT}
+  ), answers AS (${ANSWERS}),
+  answer_figures AS (
+    SELECT scope, key, avg(value) FILTER (WHERE type = 'rating') AS satisfaction,
+           (count(*) FILTER (WHERE type = 'nps' AND value >= 9))::int AS promoters,
+           (count(*) FILTER (WHERE type = 'nps' AND value <= 6))::int AS detractors,
+           (count(*) FILTER (WHERE type = 'nps'))::int AS nps_answers
+      FROM (SELECT 'all' AS scope, NULL::text AS key, type, value FROM answers
+            UNION ALL SELECT 'channel', channel, type, value FROM answers
+            UNION ALL SELECT 'half', CASE WHEN started_at < $6 THEN '1' ELSE '2' END, type, value FROM answers) x
+     GROUP BY scope, key
+  ), keys AS (
+    SELECT scope, key FROM counts UNION SELECT scope, key FROM answer_figures UNION SELECT 'all', NULL
+  )
+  SELECT k.scope, k.key, COALESCE(c.active_customers, 0) AS active_customers, COALESCE(c.new_customers, 0) AS new_customers,
+         COALESCE(c.returning_customers, 0) AS returning_customers, COALESCE(c.messages, 0) AS messages,
+         COALESCE(s.sessions, 0) AS sessions, s.average_session_duration, s.average_messages_per_session,
+         a.satisfaction::float8 AS satisfaction, COALESCE(a.promoters, 0) AS promoters, COALESCE(a.detractors, 0) AS detractors,
+         COALESCE(a.nps_answers, 0) AS nps_answers
+    FROM keys k
+    LEFT JOIN counts c ON c.scope = k.scope AND c.key IS NOT DISTINCT FROM k.key
+    LEFT JOIN sess_figures s ON s.scope = k.scope AND s.key IS NOT DISTINCT FROM k.key
+    LEFT JOIN answer_figures a ON a.scope = k.scope AND a.key IS NOT DISTINCT FROM k.key`);
+
+/** Customers known by the end of the period (in the segment, and seen on the channel when one is given). */
+const TOTAL_CUSTOMERS = new SqlStatement<{ total: number }>(`
+  SELECT count(*)::int AS total FROM customers c
+   WHERE c.organization_id = $1 AND c.first_seen_at <= $3 AND ${SEGMENT}
+     AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM messages m WHERE m.customer_id = c.id AND m.channel = $4 AND m.created_at <= $3))`);
+
+/** The organization's most-executed workflow of the period (ties: the oldest id). */
+const TOP_WORKFLOW = new SqlStatement<{ workflow_id: string }>(`
+  SELECT workflow_id FROM workflow_executions WHERE organization_id = $1 AND started_at >= $2 AND started_at <= $3
+   GROUP BY workflow_id ORDER BY count(*) DESC, workflow_id LIMIT 1`);
+
+export interface JourneyTotalsRow {
+  total: number;
+  completed: number;
+  average_duration_ms: number | null;
+}
+
+const JOURNEY_EXECUTIONS = `
+  SELECT we.id, we.status, we.duration_ms, we.error, we.state
+    FROM workflow_executions we
+   WHERE we.organization_id = $1 AND we.workflow_id = $2 AND we.started_at >= $3 AND we.started_at <= $4`;
+
+/**
+ * Where each execution got to: a step row per node it ran, and for a failed or waiting execution
+ * the node it stopped at (the error's node, the cursor, else the entry `$6`) when that node has no step.
+ * Steps are looked up by `= ANY (ARRAY(...))` so that they are read through their execution index
+ * (a hash join, planned from a CTE estimate, would scan every step).
+ */
+const REACHED = `
+  SELECT s.node_id, s.execution_id AS id, s.status AS step_status, s.duration_ms
+    FROM execution_steps s WHERE s.execution_id = ANY (ARRAY(SELECT id FROM e))
+  UNION ALL
+  SELECT x.node_id, x.id, NULL, NULL
+    FROM (SELECT e.id, COALESCE(e.error->>'node_id', e.state->>'cursor', $6) AS node_id FROM e WHERE e.status <> 'success') x
+   WHERE NOT EXISTS (SELECT 1 FROM execution_steps s WHERE s.execution_id = x.id AND s.node_id = x.node_id)`;
+
+const JOURNEY_TOTALS = new SqlStatement<JourneyTotalsRow>(`
+  WITH e AS MATERIALIZED (${JOURNEY_EXECUTIONS})
+  SELECT count(*)::int AS total, (count(*) FILTER (WHERE status = 'success'))::int AS completed,
+         round(avg(duration_ms) FILTER (WHERE status = 'success'))::int AS average_duration_ms
+    FROM e`);
+
+export interface JourneyStepRow {
+  node_id: string;
+  reached: number;
+  completed: number;
+  average_duration_ms: number | null;
+}
+
+const JOURNEY_STEPS = new SqlStatement<JourneyStepRow>(`
+  WITH e AS MATERIALIZED (${JOURNEY_EXECUTIONS}), r AS (${REACHED})
+  SELECT node_id, count(DISTINCT id)::int AS reached, (count(*) FILTER (WHERE step_status = 'completed'))::int AS completed,
+         round(avg(duration_ms))::int AS average_duration_ms
+    FROM r WHERE node_id = ANY ($5::text[]) GROUP BY node_id`);
+
+export interface DropRow {
+  node_id: string;
+  code: string;
+  n: number;
+}
+
+/** Failed executions by the furthest step (in journey order `$5`) they reached, and their error codes. */
+const JOURNEY_DROPS = new SqlStatement<DropRow>(`
+  WITH e AS MATERIALIZED (${JOURNEY_EXECUTIONS}), r AS (${REACHED}),
+  d AS (
+    SELECT DISTINCT ON (e.id) e.id, r.node_id, COALESCE(e.error->>'code', 'UNKNOWN') AS code
+      FROM e JOIN r ON r.id = e.id
+     WHERE e.status = 'failed' AND r.node_id = ANY ($5::text[])
+     ORDER BY e.id, array_position($5::text[], r.node_id) DESC
+  )
+  SELECT node_id, code, count(*)::int AS n FROM d GROUP BY node_id, code`);
+
+export interface RealtimeRow {
+  active_workflows: number;
+  active_executions: number;
+  messages_in_last_hour: number;
+  average_response_time_ms: number | null;
+}
+
+/**
+ * The last hour (`$4` = now - 1 hour) of one organization, optionally one workflow (`$2`) and one
+ * channel (`$3`). A message belongs to a workflow through the execution that sent or received it.
+ * Response time = mean duration of the executions started within the hour that have finished.
+ */
+const REALTIME_FILTERED_MESSAGES = `
+  SELECT m.channel, we.workflow_id FROM messages m LEFT JOIN workflow_executions we ON we.id = m.execution_id
+   WHERE m.organization_id = $1 AND m.created_at >= $4 AND ($3::text IS NULL OR m.channel = $3) AND ($2::uuid IS NULL OR we.workflow_id = $2)`;
+
+const REALTIME_RUNNING = `
+  SELECT we.workflow_id, COALESCE(we.channel, 'unknown') AS channel FROM workflow_executions we
+   WHERE we.organization_id = $1 AND we.status = 'running' AND ($2::uuid IS NULL OR we.workflow_id = $2)
+     AND ($3::text IS NULL OR we.channel = $3)`;
+
+const REALTIME_FINISHED = `
+  SELECT we.workflow_id, we.duration_ms FROM workflow_executions we
+   WHERE we.organization_id = $1 AND we.started_at >= $4 AND we.status <> 'running'
+     AND ($2::uuid IS NULL OR we.workflow_id = $2) AND ($3::text IS NULL OR we.channel = $3)`;
+
+export interface RealtimeWorkflowRow {
+  workflow_id: string;
+  name: string;
+  active_executions: number;
+  messages_in_last_hour: number;
+  average_response_time_ms: number | null;
+}
+
+const REALTIME = new SqlStatement<RealtimeRow>(`
+  SELECT (SELECT count(*)::int FROM workflows w WHERE w.organization_id = $1 AND w.status = 'active' AND ($2::uuid IS NULL OR w.id = $2)) AS active_workflows,
+         (SELECT count(*)::int FROM (${REALTIME_RUNNING}) r) AS active_executions,
+         (SELECT count(*)::int FROM (${REALTIME_FILTERED_MESSAGES}) m) AS messages_in_last_hour,
+         (SELECT round(avg(duration_ms))::int FROM (${REALTIME_FINISHED}) f) AS average_response_time_ms`);
+
+const REALTIME_WORKFLOWS = new SqlStatement<RealtimeWorkflowRow>(`
+  WITH r AS (SELECT workflow_id, count(*)::int AS n FROM (${REALTIME_RUNNING}) x GROUP BY workflow_id),
+       m AS (SELECT workflow_id, count(*)::int AS n FROM (${REALTIME_FILTERED_MESSAGES}) x WHERE workflow_id IS NOT NULL GROUP BY workflow_id),
+       f AS (SELECT workflow_id, round(avg(duration_ms))::int AS ms FROM (${REALTIME_FINISHED}) x GROUP BY workflow_id)
+  SELECT w.id AS workflow_id, w.name, COALESCE(r.n, 0) AS active_executions, COALESCE(m.n, 0) AS messages_in_last_hour, f.ms AS average_response_time_ms
+    FROM (SELECT workflow_id FROM r UNION SELECT workflow_id FROM m UNION SELECT workflow_id FROM f) ids
+    JOIN workflows w ON w.id = ids.workflow_id AND w.organization_id = $1
+    LEFT JOIN r ON r.workflow_id = w.id LEFT JOIN m ON m.workflow_id = w.id LEFT JOIN f ON f.workflow_id = w.id
+   ORDER BY COALESCE(r.n, 0) DESC, COALESCE(m.n, 0) DESC, w.id LIMIT 100`);
+
+const REALTIME_CHANNELS = new SqlStatement<{ channel: string; active_conversations: number; messages_in_last_hour: number }>(`
+  WITH r AS (SELECT channel, count(*)::int AS n FROM (${REALTIME_RUNNING}) x GROUP BY channel),
+       m AS (SELECT channel, count(*)::int AS n FROM (${REALTIME_FILTERED_MESSAGES}) x GROUP BY channel)
+  SELECT COALESCE(r.channel, m.channel) AS channel, COALESCE(r.n, 0) AS active_conversations, COALESCE(m.n, 0) AS messages_in_last_hour
+    FROM r FULL JOIN m ON m.channel = r.channel ORDER BY 1`);
+
+const TIMEZONES = new SqlStatement<{ name: string }>(`SELECT name FROM pg_timezone_names`);
+
+/** The statements as sent, for EXPLAIN scripts. */
+export const ANALYTICS_STATEMENTS = {
+  WORKFLOW_COUNTS, WORKFLOW_CUSTOMERS, SURVEY_VERSIONS, WORKFLOW_SATISFACTION, WORKFLOW_GROUPS, BUCKETS, PERFORMANCE, NODES, CHANNELS, ENGAGEMENT, TOTAL_CUSTOMERS, TOP_WORKFLOW,
+  JOURNEY_TOTALS, JOURNEY_STEPS, JOURNEY_DROPS, REALTIME, REALTIME_WORKFLOWS, REALTIME_CHANNELS,
+};
+
+export class AnalyticsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async timezones(): Promise<Map<string, string>> {
+    const rows = await TIMEZONES.run(this.dataSource, []);
+    return new Map(rows.map((r) => [r.name.toLowerCase(), r.name]));
+  }
+
+  /** `split`: which part of the period the rollups serve (none for zones with offsets that are not whole hours). */
+  workflowCounts(org: string, workflowId: string, split: PeriodSplit, tz: string, granularity: string, middle: Date): Promise<GroupRow[]> {
+    return WORKFLOW_COUNTS.run(this.dataSource, [
+      org, workflowId, split.rawFrom, split.rawTo, split.rawFrom2, split.rawTo2, split.hoursFrom, split.hoursTo, tz, granularity, middle,
+    ]);
+  }
+
+  workflowCustomers(org: string, workflowId: string, start: Date, end: Date, tz: string, granularity: string) {
+    return WORKFLOW_CUSTOMERS.run(this.dataSource, [org, workflowId, start, end, tz, granularity]);
+  }
+
+  /** Null without rating answers; no scan at all when no version of the workflow asks for a rating or NPS. */
+  async workflowSatisfaction(org: string, workflowId: string, start: Date, end: Date): Promise<number | null> {
+    const versions = (await SURVEY_VERSIONS.run(this.dataSource, [org, workflowId])).map((v) => v.version);
+    if (versions.length === 0) return null;
+    return (await WORKFLOW_SATISFACTION.run(this.dataSource, [org, workflowId, start, end, versions]))[0].satisfaction;
+  }
+
+  workflowGroups(org: string, workflowId: string, start: Date, end: Date): Promise<GroupRow[]> {
+    return WORKFLOW_GROUPS.run(this.dataSource, [org, workflowId, start, end]);
+  }
+
+  buckets(start: Date, end: Date, tz: string, granularity: string): Promise<{ key: string; start: Date }[]> {
+    return BUCKETS.run(this.dataSource, [start, end, tz, granularity]);
+  }
+
+  async performance(org: string, workflowId: string, start: Date, end: Date, tz: string): Promise<PerformanceRow> {
+    return (await PERFORMANCE.run(this.dataSource, [org, workflowId, start, end, tz]))[0];
+  }
+
+  nodes(org: string, workflowId: string, start: Date, end: Date): Promise<NodeRow[]> {
+    return NODES.run(this.dataSource, [org, workflowId, start, end]);
+  }
+
+  channels(org: string, workflowId: string, start: Date, end: Date) {
+    return CHANNELS.run(this.dataSource, [org, workflowId, start, end]);
+  }
+
+  workflowList(org: string, start: Date, end: Date, sort: 'executions' | 'success_rate', order: 'asc' | 'desc', limit: number, offset: number) {
+    return WORKFLOW_LISTS[sort][order].run(this.dataSource, [org, start, end, limit, offset]);
+  }
+
+  async countWorkflows(org: string): Promise<number> {
+    const rows: { n: number }[] = await this.dataSource.query('SELECT count(*)::int AS n FROM workflows WHERE organization_id = $1', [org]);
+    return rows[0].n;
+  }
+
+  engagement(org: string, start: Date, end: Date, filter: EngagementFilter, middle: Date): Promise<EngagementRow[]> {
+    return ENGAGEMENT.run(this.dataSource, [org, start, end, filter.channel, filter.segment, middle]);
+  }
+
+  async totalCustomers(org: string, start: Date, end: Date, filter: EngagementFilter): Promise<number> {
+    return (await TOTAL_CUSTOMERS.run(this.dataSource, [org, start, end, filter.channel, filter.segment]))[0].total;
+  }
+
+  async topWorkflow(org: string, start: Date, end: Date): Promise<string | undefined> {
+    return (await TOP_WORKFLOW.run(this.dataSource, [org, start, end]))[0]?.workflow_id;
+  }
+
+  async journey(org: string, workflowId: string, start: Date, end: Date, order: string[]) {
+    const values = [org, workflowId, start, end, order, order[0] ?? null];
+    const [totals, steps, drops] = await Promise.all([
+      JOURNEY_TOTALS.run(this.dataSource, values.slice(0, 4)),
+      JOURNEY_STEPS.run(this.dataSource, values),
+      JOURNEY_DROPS.run(this.dataSource, values),
+    ]);
+    return { totals: totals[0], steps, drops };
+  }
+
+  async realtime(org: string, workflowId: string | null, channel: string | null, now: Date) {
+    const values = [org, workflowId, channel, new Date(now.getTime() - 3_600_000)];
+    const [totals, workflows, channels] = await Promise.all([
+      REALTIME.run(this.dataSource, values),
+      REALTIME_WORKFLOWS.run(this.dataSource, values),
+      REALTIME_CHANNELS.run(this.dataSource, values),
+    ]);
+    return { totals: totals[0], workflows, channels };
+  }
+}

@@ -1,0 +1,385 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { isUuid } from '../common/ids/uuid.js';
+import { HealthService } from '../health/health.service.js';
+import { RedisService } from '../redis/redis.service.js';
+import { WorkflowsService } from '../workflows/workflows.service.js';
+import { InvalidMetricsError, WorkflowNotFoundError } from './analytics.errors.js';
+import { splitPeriod, type PeriodSplit } from '../executions/metrics.repository.js';
+import { resolveAnalyticsPeriod, resolveTimezone, toZonedIso, wholeHourOffsets, type AnalyticsPeriod, type AnalyticsPeriodInput } from './analytics-period.js';
+import { AnalyticsRepository, type GroupRow } from './analytics.repository.js';
+import {
+  WORKFLOW_METRICS,
+  type EngagementQuery,
+  type JourneyQuery,
+  type PerformanceQuery,
+  type RealtimeQuery,
+  type WorkflowAnalyticsQuery,
+  type WorkflowListQuery,
+  type WorkflowMetricName,
+} from './dto/analytics.query.js';
+import type {
+  AnalyticsPeriodResponse,
+  ChannelEngagementResponse,
+  DropOffResponse,
+  EngagementResponse,
+  GroupFigures,
+  HealthState,
+  JourneyResponse,
+  PerformanceResponse,
+  RealtimeResponse,
+  Trend,
+  WorkflowAnalyticsBucket,
+  WorkflowAnalyticsMetrics,
+  WorkflowAnalyticsResponse,
+  WorkflowSummaryAnalytics,
+} from './dto/analytics.response.js';
+import { SystemReadings } from './system-readings.js';
+
+const HOUR_MS = 3_600_000;
+/** Jobs waiting in the execution queue beyond which the system is `degraded`. */
+export const QUEUE_BACKLOG_THRESHOLD = 1000;
+const TIMEOUT_REASON = 'no reply before the conversation expired';
+const REASON_TEXT: Record<string, string> = { CONVERSATION_TIMEOUT: TIMEOUT_REASON };
+
+/** DESIGN §9: the second half against the first, beyond ±5% is a trend. No data in either half: stable. */
+export function trendOf(first: number | null, second: number | null): Trend {
+  if (first === null || second === null) return 'stable';
+  if (first === 0) return second > 0 ? 'increasing' : second < 0 ? 'decreasing' : 'stable';
+  const change = (second - first) / Math.abs(first);
+  return change > 0.05 ? 'increasing' : change < -0.05 ? 'decreasing' : 'stable';
+}
+
+function groupFigures(row: GroupRow): GroupFigures {
+  return {
+    executions: row.executions,
+    successful_executions: row.successful,
+    failed_executions: row.failed,
+    success_rate: row.success_rate,
+    average_duration_ms: row.average_duration_ms,
+    unique_customers: row.unique_customers,
+  };
+}
+
+const EMPTY_ROW: Omit<GroupRow, 'kind' | 'key'> = {
+  executions: 0, successful: 0, failed: 0, success_rate: null, average_duration_ms: null, messages_sent: 0, messages_received: 0, unique_customers: 0,
+};
+
+/** Where trends split a period: its middle, down to the hour (so that rollup hours fall wholly in one half). */
+export function halfway(p: { start: Date; end: Date }): Date {
+  const middle = p.start.getTime() + Math.floor((p.end.getTime() - p.start.getTime()) / 2);
+  return new Date(Math.floor(middle / HOUR_MS) * HOUR_MS);
+}
+
+/** No rollup hours: the whole period from the executions. */
+function rawOnly(p: { start: Date; end: Date }): PeriodSplit {
+  return { rawFrom: p.start, rawTo: p.start, rawFrom2: p.start, rawTo2: p.end, hoursFrom: p.start, hoursTo: p.start };
+}
+
+/** The requested metric names (default all); unknown ones are 400 INVALID_METRICS. */
+export function selectMetrics(requested: string[] | undefined): WorkflowMetricName[] {
+  if (!requested || requested.length === 0) return [...WORKFLOW_METRICS];
+  const unknown = requested.filter((m) => !(WORKFLOW_METRICS as readonly string[]).includes(m));
+  if (unknown.length > 0) throw new InvalidMetricsError([...new Set(unknown)], WORKFLOW_METRICS);
+  return [...new Set(requested)] as WorkflowMetricName[];
+}
+
+/**
+ * Analytics over recorded executions, steps, messages and form answers (DESIGN §9). Each method
+ * resolves the zone, then ownership, then the period, so a request reports faults in that order.
+ */
+@Injectable()
+export class AnalyticsService {
+  private readonly repository: AnalyticsRepository;
+  private zones?: Promise<Map<string, string>>;
+  private readonly readings = new SystemReadings();
+
+  constructor(
+    @InjectDataSource() dataSource: DataSource,
+    private readonly workflows: WorkflowsService,
+    private readonly health: HealthService,
+    private readonly redis: RedisService,
+  ) {
+    this.repository = new AnalyticsRepository(dataSource);
+  }
+
+  private async timezone(value: string | undefined): Promise<string> {
+    if (value === undefined) return 'UTC';
+    this.zones ??= this.repository.timezones().catch((error: unknown) => {
+      this.zones = undefined;
+      throw error;
+    });
+    return resolveTimezone(value, await this.zones);
+  }
+
+  private async period(input: AnalyticsPeriodInput, now: Date, withGranularity = false): Promise<AnalyticsPeriod> {
+    return resolveAnalyticsPeriod(input, await this.timezone(input.timezone), now, withGranularity);
+  }
+
+  private periodOf(p: AnalyticsPeriod): AnalyticsPeriodResponse {
+    return { start_date: toZonedIso(p.start, p.timezone), end_date: toZonedIso(p.end, p.timezone), timezone: p.timezone };
+  }
+
+  async workflow(org: string, workflowId: string, query: WorkflowAnalyticsQuery, now = new Date()): Promise<WorkflowAnalyticsResponse> {
+    const timezone = await this.timezone(query.timezone);
+    const workflow = await this.workflows.getOwned(org, workflowId);
+    const p = resolveAnalyticsPeriod(query, timezone, now, true);
+    const selected = selectMetrics(query.metrics);
+    const middle = halfway(p);
+    const split = wholeHourOffsets(p.timezone, p.start, p.end) ? splitPeriod(p.start, p.end) : rawOnly(p);
+    const [rows, customers, satisfaction, groups, buckets] = await Promise.all([
+      this.repository.workflowCounts(org, workflow.id, split, p.timezone, p.granularity, middle),
+      this.repository.workflowCustomers(org, workflow.id, p.start, p.end, p.timezone, p.granularity),
+      selected.includes('customer_satisfaction') ? this.repository.workflowSatisfaction(org, workflow.id, p.start, p.end) : null,
+      query.group_by && query.group_by.length > 0 ? this.repository.workflowGroups(org, workflow.id, p.start, p.end) : [],
+      this.repository.buckets(p.start, p.end, p.timezone, p.granularity),
+    ]);
+    const customersIn = new Map(customers.map((c) => [c.kind === 'total' ? null : c.key, c.unique_customers]));
+    const total = rows.find((r) => r.kind === 'total') ?? { kind: 'total', key: null, ...EMPTY_ROW };
+    const byKind = (kind: GroupRow['kind']) => rows.filter((r) => r.kind === kind);
+    const channels = Object.fromEntries(byKind('channel').map((r) => [r.key ?? 'unknown', r.executions]));
+    const all: Required<WorkflowAnalyticsMetrics> = {
+      total_executions: total.executions,
+      successful_executions: total.successful,
+      failed_executions: total.failed,
+      success_rate: total.success_rate,
+      average_duration_ms: total.average_duration_ms,
+      total_messages_sent: total.messages_sent,
+      total_messages_received: total.messages_received,
+      unique_customers: customersIn.get(null) ?? 0,
+      customer_satisfaction: satisfaction,
+      channel_breakdown: channels,
+    };
+    const metrics: WorkflowAnalyticsMetrics = {};
+    for (const name of selected) (metrics as Record<string, unknown>)[name] = all[name];
+
+    const half = (key: '1' | '2') => byKind('half').find((r) => r.key === key) ?? { kind: 'half' as const, key, ...EMPTY_ROW };
+    const [first, second] = [half('1'), half('2')];
+    const bucketRows = new Map(byKind('bucket').map((r) => [r.key, r]));
+    const daily: WorkflowAnalyticsBucket[] = buckets.map((b) => {
+      const r = bucketRows.get(b.key) ?? { kind: 'bucket' as const, key: b.key, ...EMPTY_ROW };
+      return {
+        date: toZonedIso(b.start, p.timezone),
+        executions: r.executions,
+        success_rate: r.success_rate,
+        average_duration_ms: r.average_duration_ms,
+        messages_sent: r.messages_sent,
+        messages_received: r.messages_received,
+        unique_customers: customersIn.get(b.key) ?? 0,
+      };
+    });
+    const response: WorkflowAnalyticsResponse = {
+      workflow_id: workflow.id,
+      period: this.periodOf(p),
+      metrics,
+      trends: {
+        execution_trend: trendOf(first.executions, second.executions),
+        success_rate_trend: trendOf(first.success_rate, second.success_rate),
+        duration_trend: trendOf(first.average_duration_ms, second.average_duration_ms),
+      },
+      daily_metrics: daily,
+    };
+    if (query.group_by && query.group_by.length > 0) {
+      response.groups = {};
+      for (const g of new Set(query.group_by)) {
+        const fallback = g === 'trigger' ? 'none' : 'unknown';
+        response.groups[g] = Object.fromEntries(groups.filter((r) => r.kind === g).map((r) => [r.key ?? fallback, groupFigures(r)]));
+      }
+    }
+    return response;
+  }
+
+  async performance(org: string, workflowId: string, query: PerformanceQuery, now = new Date()): Promise<PerformanceResponse> {
+    const timezone = await this.timezone(query.timezone);
+    const workflow = await this.workflows.getOwned(org, workflowId);
+    const p = resolveAnalyticsPeriod(query, timezone, now, false);
+    const [row, nodes, channels] = await Promise.all([
+      this.repository.performance(org, workflow.id, p.start, p.end, p.timezone),
+      query.include_nodes ? this.repository.nodes(org, workflow.id, p.start, p.end) : undefined,
+      query.include_channels ? this.repository.channels(org, workflow.id, p.start, p.end) : undefined,
+    ]);
+    const hours = (p.end.getTime() - p.start.getTime() + 1) / HOUR_MS;
+    const byType: Record<string, number> = {};
+    for (const [code, n] of Object.entries(row.errors ?? {})) byType[code] = n / row.finished;
+    const response: PerformanceResponse = {
+      workflow_id: workflow.id,
+      period: this.periodOf(p),
+      performance: {
+        execution_time: { average_ms: row.average_ms, median_ms: row.median_ms, p95_ms: row.p95_ms, p99_ms: row.p99_ms },
+        throughput: {
+          executions_per_hour: row.executions / hours,
+          peak_executions_per_hour: row.peak_executions ?? 0,
+          peak_hour: row.peak_hour,
+        },
+        error_rate: { overall: row.finished > 0 ? row.failed / row.finished : null, by_error_type: byType },
+      },
+    };
+    if (nodes) response.performance.node_performance = nodes;
+    if (channels) {
+      response.performance.channel_performance = Object.fromEntries(
+        channels.map((c) => [c.channel, { executions: c.executions, success_rate: c.success_rate, average_duration_ms: c.average_duration_ms }]),
+      );
+    }
+    return response;
+  }
+
+  async engagement(org: string, query: EngagementQuery, now = new Date()): Promise<EngagementResponse> {
+    const p = await this.period(query, now);
+    const filter = { channel: query.channel ?? null, segment: query.customer_segment ?? 'all' };
+    const middle = halfway(p);
+    const [rows, total] = await Promise.all([
+      this.repository.engagement(org, p.start, p.end, filter, middle),
+      this.repository.totalCustomers(org, p.start, p.end, filter),
+    ]);
+    const all = rows.find((r) => r.scope === 'all')!;
+    const half = (key: string) => rows.find((r) => r.scope === 'half' && r.key === key);
+    const [first, second] = [half('1'), half('2')];
+    const byChannel: Record<string, ChannelEngagementResponse> = {};
+    for (const r of rows.filter((x) => x.scope === 'channel' && x.key !== null)) {
+      byChannel[r.key!] = { customers: r.active_customers, average_session_duration: r.average_session_duration, satisfaction: r.satisfaction };
+    }
+    return {
+      period: this.periodOf(p),
+      engagement: {
+        total_customers: total,
+        active_customers: all.active_customers,
+        new_customers: all.new_customers,
+        returning_customers: all.returning_customers,
+        average_session_duration: all.average_session_duration,
+        average_messages_per_session: all.average_messages_per_session,
+        customer_satisfaction: all.satisfaction,
+        net_promoter_score: all.nps_answers > 0 ? ((all.promoters - all.detractors) * 100) / all.nps_answers : null,
+        engagement_by_channel: byChannel,
+      },
+      trends: {
+        customer_growth: trendOf(first?.active_customers ?? 0, second?.active_customers ?? 0),
+        engagement_trend: trendOf(first?.messages ?? 0, second?.messages ?? 0),
+        satisfaction_trend: trendOf(first?.satisfaction ?? null, second?.satisfaction ?? null),
+      },
+    };
+  }
+
+  async journey(org: string, query: JourneyQuery, now = new Date()): Promise<JourneyResponse> {
+    const timezone = await this.timezone(query.timezone);
+    const type = query.journey_type ?? 'all';
+    if (type !== 'all' && !isUuid(type)) throw new WorkflowNotFoundError();
+    const explicit = type === 'all' ? undefined : await this.workflows.getOwned(org, type);
+    const p = resolveAnalyticsPeriod(query, timezone, now, false);
+    const workflowId = explicit?.id ?? (await this.repository.topWorkflow(org, p.start, p.end));
+    const includeDrops = query.include_dropoffs ?? true;
+    if (!workflowId) {
+      return {
+        period: this.periodOf(p),
+        journey: {
+          workflow_id: null, total_journeys: 0, completed_journeys: 0, completion_rate: null, average_journey_duration: null, journey_steps: [],
+          ...(includeDrops ? { drop_off_points: [] } : {}),
+        },
+      };
+    }
+    const workflow = explicit ?? (await this.workflows.getOwned(org, workflowId));
+    const order = journeyOrder(workflow.configuration?.nodes ?? []);
+    const { totals, steps, drops } = await this.repository.journey(org, workflow.id, p.start, p.end, order);
+    const stepRows = new Map(steps.map((s) => [s.node_id, s]));
+    const journeySteps = order.map((node, i) => {
+      const s = stepRows.get(node);
+      return {
+        step: i + 1,
+        name: node,
+        customers: s?.reached ?? 0,
+        completion_rate: s && s.reached > 0 ? s.completed / s.reached : null,
+        average_duration_ms: s?.average_duration_ms ?? null,
+      };
+    });
+    const journey: JourneyResponse['journey'] = {
+      workflow_id: workflow.id,
+      total_journeys: totals.total,
+      completed_journeys: totals.completed,
+      completion_rate: totals.total > 0 ? totals.completed / totals.total : null,
+      average_journey_duration: totals.average_duration_ms,
+      journey_steps: journeySteps,
+    };
+    if (includeDrops) {
+      const points: DropOffResponse[] = [];
+      order.forEach((node, i) => {
+        const here = drops.filter((d) => d.node_id === node).sort((a, b) => b.n - a.n || a.code.localeCompare(b.code));
+        if (here.length === 0) return;
+        const count = here.reduce((sum, d) => sum + d.n, 0);
+        const reached = stepRows.get(node)?.reached ?? count;
+        points.push({
+          step: i + 1,
+          name: node,
+          drop_off_count: count,
+          drop_off_rate: reached > 0 ? count / reached : 0,
+          common_reasons: here.slice(0, 3).map((d) => REASON_TEXT[d.code] ?? d.code),
+        });
+      });
+      journey.drop_off_points = points;
+    }
+    return { period: this.periodOf(p), journey };
+  }
+
+  async realtime(org: string, query: RealtimeQuery, now = new Date()): Promise<RealtimeResponse> {
+    await this.timezone(query.timezone);
+    const includeSystem = query.include_system ?? true;
+    const [data, health, apiTime] = await Promise.all([
+      this.repository.realtime(org, query.workflow_id ?? null, query.channel ?? null, now),
+      this.systemHealth(),
+      includeSystem ? this.readings.apiResponseTimeMs() : Promise.resolve(null),
+    ]);
+    const response: RealtimeResponse = {
+      timestamp: now.toISOString(),
+      current_metrics: { ...data.totals, system_health: health },
+      workflow_metrics: data.workflows,
+      channel_metrics: Object.fromEntries(data.channels.map((c) => [c.channel, { active_conversations: c.active_conversations, messages_in_last_hour: c.messages_in_last_hour }])),
+    };
+    if (includeSystem) {
+      response.system_metrics = { cpu_usage: this.readings.cpuUsage(), memory_usage: this.readings.memoryUsage(), api_response_time_ms: apiTime };
+    }
+    return response;
+  }
+
+  async workflowList(org: string, query: WorkflowListQuery, now = new Date()) {
+    const p = await this.period(query, now);
+    const rows = await this.repository.workflowList(org, p.start, p.end, query.sort_by ?? 'executions', query.order ?? 'desc', query.limit, query.offset);
+    const total = rows[0]?.total ?? (query.page > 1 ? await this.repository.countWorkflows(org) : 0);
+    const items: WorkflowSummaryAnalytics[] = rows.map((r) => ({
+      workflow_id: r.workflow_id,
+      name: r.name,
+      status: r.status,
+      total_executions: r.executions,
+      successful_executions: r.successful,
+      failed_executions: r.failed,
+      success_rate: r.success_rate,
+      average_duration_ms: r.average_duration_ms,
+      unique_customers: r.unique_customers,
+    }));
+    return { items, total, period: this.periodOf(p) };
+  }
+
+  /** unhealthy: PostgreSQL or Redis down; degraded: the execution queue's waiting jobs over the threshold. */
+  private async systemHealth(): Promise<HealthState> {
+    const readiness = await this.health.readiness();
+    if (readiness.status !== 'ok') return 'unhealthy';
+    try {
+      const waiting = await this.redis.client.llen(this.redis.key('bull', 'executions', 'wait'));
+      return waiting > QUEUE_BACKLOG_THRESHOLD ? 'degraded' : 'healthy';
+    } catch {
+      return 'degraded';
+    }
+  }
+}
+
+/** A workflow's node ids from its entry (the first node) along `next`. */
+export function journeyOrder(nodes: readonly { id: string; next?: string }[]): string[] {
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const order: string[] = [];
+  let node = nodes[0];
+  while (node && !order.includes(node.id)) {
+    order.push(node.id);
+    const next = node.next === undefined ? undefined : byId.get(node.next);
+    if (!next) break;
+    node = next;
+  }
+  return order;
+}
