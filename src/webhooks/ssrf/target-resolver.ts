@@ -82,3 +82,38 @@ export function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunctio
     else callback(null, (candidates[0] as LookupAddress).address, (candidates[0] as LookupAddress).family);
   }) as unknown as LookupFunction;
 }
+
+/**
+ * Checked addresses of host names, reused for `ttlMs`. Only answers that passed the check are kept
+ * (a refusal or failure is asked again next time), and IP literals are not kept (nothing to resolve).
+ * Safe against rebinding because what is cached is what connections are pinned to: a name whose DNS
+ * answer changes to an internal address keeps connecting to the checked address until the entry
+ * expires, then is checked again and refused. Concurrent misses for one name share one lookup.
+ */
+export class CheckedTargetCache {
+  private readonly entries = new Map<string, { addresses: Promise<LookupAddress[]>; expires: number }>();
+
+  constructor(private readonly ttlMs: number) {}
+
+  resolve(hostname: string, check: (hostname: string) => Promise<LookupAddress[]>): Promise<LookupAddress[]> {
+    const host = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+    if (isIP(host) !== 0 || this.ttlMs <= 0) return check(hostname);
+    const now = Date.now();
+    const hit = this.entries.get(host);
+    if (hit && hit.expires > now) return hit.addresses;
+    const addresses = check(hostname);
+    const entry = { addresses, expires: now + this.ttlMs };
+    this.entries.set(host, entry);
+    addresses.catch(() => {
+      if (this.entries.get(host) === entry) this.entries.delete(host);
+    });
+    if (this.entries.size > 10_000) {
+      for (const [key, value] of this.entries) if (value.expires <= now) this.entries.delete(key);
+    }
+    return addresses;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
