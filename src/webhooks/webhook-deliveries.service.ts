@@ -36,7 +36,7 @@ interface WebhookRow {
 }
 
 /** What one attempt writes: its log row and the delivery's new state (and, maybe, the webhook's health). */
-interface AttemptRecord {
+export interface AttemptRecord {
   organizationId: string;
   webhookId: string;
   deliveryId: string;
@@ -100,7 +100,7 @@ const RECORD_SQL = `
    WHERE d.id = i.delivery_id`;
 
 /** Per webhook of a batch, its health after the batch's attempts (in time order). */
-function healthOf(records: readonly AttemptRecord[]) {
+export function healthOf(records: readonly Pick<AttemptRecord, 'webhookId' | 'status' | 'attemptedAt' | 'disable'>[]) {
   const byWebhook = new Map<string, { failing: boolean; firstFailure: Date | null; disable: boolean }>();
   for (const r of [...records].sort((a, b) => a.attemptedAt.getTime() - b.attemptedAt.getTime())) {
     const h = byWebhook.get(r.webhookId) ?? { failing: false, firstFailure: null, disable: false };
