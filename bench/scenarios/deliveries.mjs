@@ -8,14 +8,11 @@
 //     (last 2xx - write), with p50/p99 lag (event written -> 2xx answered).
 //   - lag at 1,000 events/s offered (open loop: 100 events every 100 ms for BENCH_DURATION_S).
 // Every event must be delivered exactly once (nothing fails here): checked from the log.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Redis from 'ioredis';
 import pg from 'pg';
-import { cpuBetween, machineCpu } from '../lib/cpu.mjs';
+import { cpuBetween, machineCpu, processCpuMs } from '../lib/cpu.mjs';
 import { round } from '../lib/load.mjs';
+import { startReceiver } from '../lib/receiver-process.mjs';
 
 const TARGET_PER_S = 1500;
 const TARGET_LAG_P99_MS = 1000;
@@ -46,16 +43,6 @@ async function figures(db, tag) {
     [tag],
   );
   return rows[0];
-}
-
-/** CPU milliseconds (user + system) a process has used, from /proc (Linux); null elsewhere. */
-function processCpuMs(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in USER_HZ (100) ticks
-  } catch {
-    return null;
-  }
 }
 
 /**
@@ -109,22 +96,8 @@ export default {
   description: `outbox -> signed HTTPS delivery -> 2xx; worker process (WEBHOOK_CONCURRENCY ${CONCURRENCY}), keep-alive receiver process`,
 
   async run(ctx) {
-    const dir = mkdtempSync(join(tmpdir(), 'bench-receiver-'));
-    const keyFile = join(dir, 'key.pem');
-    const certFile = join(dir, 'cert.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', certFile,
-      '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
-    const receiver = spawn(process.execPath, [new URL('../lib/https-receiver.mjs', import.meta.url).pathname, keyFile, certFile], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const port = await new Promise((resolve, reject) => {
-      receiver.stdout.once('data', (d) => resolve(Number(String(d).trim())));
-      receiver.once('exit', (code) => reject(new Error(`receiver exited ${code}`)));
-    });
-    const env = {
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8,::1/128',
-      WEBHOOK_CA_FILE: certFile,
-      WEBHOOK_CONCURRENCY: String(CONCURRENCY),
-    };
+    const receiver = await startReceiver();
+    const env = { ...receiver.env, WEBHOOK_CONCURRENCY: String(CONCURRENCY) };
     const db = new pg.Client({ connectionString: ctx.databaseUrl });
     const redis = new Redis(ctx.config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
     try {
@@ -132,7 +105,7 @@ export default {
       const api = await ctx.startApp({ role: 'api', env });
       const worker = await ctx.startApp({ role: 'worker', env });
       await db.connect();
-      const created = await ctx.api(api.url, 'POST', '/v1/webhooks', { name: 'bench receiver', url: `https://127.0.0.1:${port}/hook`, events: ['workflow.completed'] });
+      const created = await ctx.api(api.url, 'POST', '/v1/webhooks', { name: 'bench receiver', url: receiver.url, events: ['workflow.completed'] });
       if (created.status !== 201) throw new Error(`POST /v1/webhooks answered ${created.status}: ${JSON.stringify(created.body).slice(0, 300)}`);
       const { rows: [{ organization_id: organizationId }] } = await db.query(`SELECT organization_id FROM webhooks WHERE id = $1`, [created.body.data.id]);
 
@@ -187,8 +160,7 @@ export default {
     } finally {
       await db.end().catch(() => undefined);
       redis.disconnect();
-      receiver.kill('SIGTERM');
-      rmSync(dir, { recursive: true, force: true });
+      receiver.stop();
     }
   },
 };
