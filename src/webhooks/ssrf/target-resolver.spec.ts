@@ -82,7 +82,7 @@ describe('CheckedTargetCache', () => {
       Date.now = realNow;
     }
   });
-  it('shares one lookup between concurrent misses, does not keep IP literals, and forgets everything on clear', async () => {
+  it('shares one lookup between concurrent misses, keeps allowed IP literals but not refused ones, and forgets everything on clear', async () => {
     let lookups = 0;
     const resolver: HostResolver = async () => {
       lookups++;
@@ -98,6 +98,7 @@ describe('CheckedTargetCache', () => {
       return resolveTarget(host, strict, resolver);
     };
     await cache.resolve('93.184.215.14', counting);
+    await expect(cache.resolve('[::1]', counting)).rejects.toBeInstanceOf(TargetNotAllowedError);
     await expect(cache.resolve('[::1]', counting)).rejects.toBeInstanceOf(TargetNotAllowedError);
     await cache.resolve('93.184.215.14', counting);
     expect(literalChecks).toBe(3);
