@@ -117,6 +117,15 @@ export function healthOf(records: readonly Pick<AttemptRecord, 'webhookId' | 'st
   return byWebhook;
 }
 
+/** SQLSTATE classes one row can cause (22 data exception, 23 integrity violation): worth retrying a batch row by row. */
+function oneRowCouldCause(error: unknown): boolean {
+  const e = error as { code?: unknown; driverError?: { code?: unknown } };
+  const code = String(e.driverError?.code ?? e.code ?? '');
+  return code.startsWith('22') || code.startsWith('23');
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** Opened secrets by webhook id and sealed value: a changed secret is a new sealed value, so never stale. */
 class OpenedSecrets {
   private readonly opened = new Map<string, string>();
@@ -153,9 +162,9 @@ export interface AttemptReport {
 export class WebhookDeliveriesService {
   private readonly logger = new Logger(WebhookDeliveriesService.name);
   /** Leases of concurrent attempts, one statement per batch (two may run at once). */
-  private readonly leases = new StatementBatcher<string, (DeliveryRow & { webhook: WebhookRow | null }) | undefined>((ids) => this.leaseBatch(ids), 500, 2);
+  private readonly leases = new StatementBatcher<string, (DeliveryRow & { webhook: WebhookRow | null }) | undefined>((ids) => this.leaseBatch(ids), 500, 2, oneRowCouldCause);
   /** Attempt records, one statement per batch (one at a time, so webhook rows are never locked in two orders). */
-  private readonly records = new StatementBatcher<AttemptRecord, void>((records) => this.recordBatch(records), 500, 1);
+  private readonly records = new StatementBatcher<AttemptRecord, void>((records) => this.recordBatch(records), 500, 1, oneRowCouldCause);
   private readonly secrets: OpenedSecrets;
   private readonly urls = new Map<string, URL>();
 
@@ -173,6 +182,8 @@ export class WebhookDeliveriesService {
    * worker holds its lease (one delivery never runs twice at once), or null when it is finished.
    */
   async attempt(deliveryId: string): Promise<AttemptReport | { busyForMs: number } | null> {
+    // Not a delivery id: nothing to do (and it must not fail the batch of leases it would join).
+    if (!UUID.test(deliveryId)) return null;
     const delivery = await this.leases.run(deliveryId);
     if (!delivery) {
       const [held] = (await this.dataSource.query(

@@ -46,18 +46,44 @@ describe('StatementBatcher', () => {
 
   it('rejects every item of a failed flush (nothing acknowledged before it is written) and goes on with the next', async () => {
     let fail = true;
-    const batcher = new StatementBatcher<number, number>(async (items) => {
-      if (fail) throw new Error('connection lost');
-      return items;
-    });
+    let flushes = 0;
+    const batcher = new StatementBatcher<number, number>(
+      async (items) => {
+        flushes++;
+        if (fail) throw new Error('connection lost');
+        return items;
+      },
+      500,
+      1,
+      (error) => (error as Error).message === 'foreign key violation',
+    );
     const failed = [1, 2].map((i) => batcher.run(i));
     for (const p of failed) await expect(p).rejects.toThrow('connection lost');
+    expect(flushes).toBe(1); // not an error of one item: not retried item by item
     fail = false;
     await expect(batcher.run(3)).resolves.toBe(3);
   });
 
+  it('fails only the bad item of a failed batch: the others are written alone', async () => {
+    const written: number[] = [];
+    const batcher = new StatementBatcher<number, number>(
+      async (items) => {
+        if (items.includes(13)) throw new Error('foreign key violation');
+        written.push(...items);
+        return items.map((i) => i * 2);
+      },
+      500,
+      1,
+      (error) => (error as Error).message === 'foreign key violation',
+    );
+    const results = await Promise.allSettled([12, 13, 14].map((i) => batcher.run(i)));
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(results[0]).toEqual({ status: 'fulfilled', value: 24 });
+    expect(written).toEqual([12, 14]);
+  });
+
   it('rejects when the flush returns the wrong number of results', async () => {
-    const batcher = new StatementBatcher<number, number>(async () => [1]);
-    await expect(Promise.all([batcher.run(1), batcher.run(2)])).rejects.toThrow('2 items');
+    const batcher = new StatementBatcher<number, number>(async () => [], 500, 1, () => true);
+    await expect(Promise.all([batcher.run(1), batcher.run(2)])).rejects.toThrow('returned 0 results for 1 items');
   });
 });

@@ -6,8 +6,11 @@
  * round trip, so the statement count per item falls as the load rises, with no fixed delay to tune.
  *
  * Nothing is acknowledged before its flush has committed: a caller's promise settles with the
- * statement's outcome (a failed flush rejects every item of it), so a Bull job completes only once
- * its rows are written and at-least-once delivery is kept.
+ * statement's outcome, so a Bull job completes only once its rows are written and at-least-once
+ * delivery is kept. When a batch of several fails with an error that one item can cause
+ * (`retrySingly(error)`; say, a log row of a webhook deleted meanwhile: foreign key), each item is
+ * tried again alone (in the same slot), so the bad one fails only its own caller, not the attempts
+ * that happened to share its statement. Other failures (connection lost) fail the whole batch at once.
  */
 export class StatementBatcher<I, O> {
   private queue: { item: I; resolve: (value: O) => void; reject: (error: unknown) => void }[] = [];
@@ -18,11 +21,13 @@ export class StatementBatcher<I, O> {
    * @param flush runs one statement for the items, returning one result per item in their order
    * @param maxBatch the most items one statement carries
    * @param maxInFlight statements of this kind running at once (1 keeps row locks in one order)
+   * @param retrySingly whether a failed batch's items are tried again one by one
    */
   constructor(
     private readonly flush: (items: I[]) => Promise<O[]>,
     private readonly maxBatch = 500,
     private readonly maxInFlight = 1,
+    private readonly retrySingly: (error: unknown) => boolean = () => false,
   ) {}
 
   run(item: I): Promise<O> {
@@ -61,8 +66,20 @@ export class StatementBatcher<I, O> {
           if (values.length !== batch.length) throw new Error(`batch flush returned ${values.length} results for ${batch.length} items`);
           batch.forEach((b, i) => b.resolve(values[i] as O));
         })
-        .catch((error: unknown) => {
-          for (const b of batch) b.reject(error);
+        .catch(async (error: unknown) => {
+          if (batch.length === 1 || !this.retrySingly(error)) {
+            for (const b of batch) b.reject(error);
+            return;
+          }
+          for (const b of batch) {
+            try {
+              const values = await this.flush([b.item]);
+              if (values.length !== 1) throw new Error(`batch flush returned ${values.length} results for 1 items`);
+              b.resolve(values[0] as O);
+            } catch (single) {
+              b.reject(single);
+            }
+          }
         })
         .finally(() => {
           this.inFlight--;
