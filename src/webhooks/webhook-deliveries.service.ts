@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { SecretBox } from '../common/crypto/secret-box.js';
 import { AppConfig } from '../config/app-config.js';
+import { SqlStatement } from '../database/sql-statement.js';
 import { DeliveryClient } from './delivery/delivery-client.js';
 import { outcomeOf, retryDelayMs, type AttemptResult } from './delivery/outcome.js';
 import { deliveryHeaders, type DeliveryPayload } from './delivery/signing.js';
@@ -56,7 +57,7 @@ export interface AttemptRecord {
  * Lease: deliveries still pending and not leased get `locked_until`; returned with their webhook as
  * it is now (null columns when deleted), so a policy change applies to attempts not yet made.
  */
-const LEASE_SQL = `
+const LEASE_SQL = new SqlStatement<DeliveryRow & Record<string, unknown>>(`
   WITH leased AS (
     UPDATE webhook_deliveries d SET locked_until = now() + $2::int * interval '1 millisecond'
      WHERE d.id = ANY ($1::uuid[]) AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until < now())
@@ -65,14 +66,18 @@ const LEASE_SQL = `
   SELECT l.*, w.id AS w_id, w.url AS w_url, w.secret_encrypted AS w_secret_encrypted,
          w.previous_secret_encrypted AS w_previous_secret_encrypted, w.previous_secret_expires_at AS w_previous_secret_expires_at,
          w.active AS w_active, w.max_retries AS w_max_retries, w.retry_delay_ms AS w_retry_delay_ms, w.failing_since AS w_failing_since
-    FROM leased l LEFT JOIN webhooks w ON w.id = l.webhook_id`;
+    FROM leased l LEFT JOIN webhooks w ON w.id = l.webhook_id`,
+  // Primary-key lookups only, whatever the tables' sizes: planned once per connection. Planning was
+  // most of a small batch's server time (EXPLAIN: 0.4 ms planning against 0.56 ms executing 20 rows).
+  { prepareAs: 'webhooks.lease' },
+);
 
 /**
  * Records attempts, one statement for a batch: the log rows, the deliveries' new states and, for a
  * webhook whose health changes (first failure after a success, first success after failures) or
  * that is to be disabled (410, failing too long), its row; a busy healthy webhook's row is never written.
  */
-const RECORD_SQL = `
+const RECORD_SQL = new SqlStatement<never>(`
   WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::varchar[], $5::int[], $6::varchar[], $7::int[], $8::int[],
                          $9::timestamptz[], $10::varchar[], $11::varchar[], $12::int[])
@@ -97,7 +102,10 @@ const RECORD_SQL = `
          next_attempt_at = CASE WHEN i.delivery_status = 'pending' THEN now() + i.retry_in_ms * interval '1 millisecond' END,
          completed_at = CASE WHEN i.delivery_status = 'pending' THEN NULL ELSE now() END
     FROM input i
-   WHERE d.id = i.delivery_id`;
+   WHERE d.id = i.delivery_id`,
+  // The batch is joined to the tables by primary key only: planned once per connection (as LEASE_SQL).
+  { prepareAs: 'webhooks.record' },
+);
 
 /** Per webhook of a batch, its health after the batch's attempts (in time order). */
 export function healthOf(records: readonly Pick<AttemptRecord, 'webhookId' | 'status' | 'attemptedAt' | 'disable'>[]) {
@@ -204,7 +212,7 @@ export class WebhookDeliveriesService {
   /** Leases a batch of deliveries; one result per id (undefined: not pending, or leased elsewhere). */
   private async leaseBatch(ids: string[]): Promise<((DeliveryRow & { webhook: WebhookRow | null }) | undefined)[]> {
     const leaseMs = this.config.webhooks.timeoutMs + 5_000;
-    const rows = (await this.dataSource.query(LEASE_SQL, [[...new Set(ids)], leaseMs])) as (DeliveryRow & Record<string, unknown>)[];
+    const rows = await LEASE_SQL.run(this.dataSource, [[...new Set(ids)], leaseMs]);
     const byId = new Map<string, DeliveryRow & { webhook: WebhookRow | null }>();
     for (const r of rows) {
       const webhook: WebhookRow | null =
@@ -237,7 +245,7 @@ export class WebhookDeliveriesService {
   private async recordBatch(records: AttemptRecord[]): Promise<void[]> {
     const health = healthOf(records);
     const col = <K extends keyof AttemptRecord>(key: K) => records.map((r) => r[key]);
-    await this.dataSource.query(RECORD_SQL, [
+    await RECORD_SQL.run(this.dataSource, [
       col('organizationId'), col('webhookId'), col('deliveryId'), col('eventType'), col('attempt'), col('status'), col('responseCode'),
       col('responseTimeMs'), col('attemptedAt'), col('errorMessage'), col('deliveryStatus'), col('retryInMs'),
       [...health.keys()], [...health.values()].map((h) => h.failing), [...health.values()].map((h) => h.firstFailure), [...health.values()].map((h) => h.disable),
