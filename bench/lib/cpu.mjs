@@ -25,3 +25,37 @@ export function cpuBetween(start, end) {
   const totalMs = end.totalMs - start.totalMs;
   return { busyMs, utilisation: totalMs > 0 ? busyMs / totalMs : null };
 }
+
+/** CPU milliseconds (user + system) a process has used, from /proc/<pid>/stat (Linux); null elsewhere or once it is gone. */
+export function processCpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ; // utime, stime
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU of the processes serving one scenario, unlike machineCpu not counting anything else running on
+ * a shared machine: the given pids plus the PostgreSQL backends connected to the database of `db`
+ * (a pg client). Returns { total, byName } to diff with cpuOfProcessesBetween.
+ */
+export async function processesCpu(db, pids) {
+  const { rows } = await db.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`);
+  const byName = {};
+  for (const [name, pid] of Object.entries(pids)) byName[name] = processCpuMs(pid) ?? 0;
+  const backends = new Map(rows.map((r) => [r.pid, processCpuMs(r.pid) ?? 0]));
+  return { byName, backends };
+}
+
+/** CPU ms used between two processesCpu readings, per name and `postgres` (backends; new ones counted whole). */
+export function processesCpuBetween(start, end) {
+  const out = {};
+  for (const name of Object.keys(end.byName)) out[name] = end.byName[name] - (start.byName[name] ?? 0);
+  let postgres = 0;
+  for (const [pid, ms] of end.backends) postgres += ms - (start.backends.get(pid) ?? 0);
+  out.postgres = postgres;
+  out.total = Object.values(out).reduce((a, b) => a + b, 0);
+  return out;
+}

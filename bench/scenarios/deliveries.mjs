@@ -8,12 +8,11 @@
 //     (last 2xx - write), with p50/p99 lag (event written -> 2xx answered).
 //   - lag at 1,000 events/s offered (open loop: 100 events every 100 ms for BENCH_DURATION_S).
 // Every event must be delivered exactly once (nothing fails here): checked from the log.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import Redis from 'ioredis';
 import pg from 'pg';
+import { cpuBetween, machineCpu, processCpuMs } from '../lib/cpu.mjs';
 import { round } from '../lib/load.mjs';
+import { startReceiver } from '../lib/receiver-process.mjs';
 
 const TARGET_PER_S = 1500;
 const TARGET_LAG_P99_MS = 1000;
@@ -46,6 +45,43 @@ async function figures(db, tag) {
   return rows[0];
 }
 
+/**
+ * What one delivery costs: the worker's CPU, the transactions of the scenario's database (each
+ * single statement outside BEGIN counts as one) and Redis commands (server-wide: other clients of
+ * the same Redis count too, so an upper bound on a shared machine).
+ */
+async function costs(db, redis, pid, receiverPid) {
+  const { rows: [x] } = await db.query(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`);
+  // The PostgreSQL backends serving this scenario's database (the app's pools, this client).
+  const { rows: backends } = await db.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`);
+  const info = await redis.info();
+  const redisCpu = (/used_cpu_sys:([\d.]+)/.exec(info)?.[1] ?? NaN) * 1000 + (/used_cpu_user:([\d.]+)/.exec(info)?.[1] ?? NaN) * 1000;
+  return {
+    cpuMs: processCpuMs(pid),
+    receiverCpuMs: processCpuMs(receiverPid),
+    backends: new Map(backends.map((b) => [b.pid, processCpuMs(b.pid)])),
+    xacts: Number(x.n),
+    redisCommands: Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? NaN),
+    redisCpuMs: redisCpu,
+    machine: machineCpu(),
+  };
+}
+
+function perDelivery(start, end, n) {
+  let postgresMs = 0;
+  for (const [pid, ms] of end.backends) postgresMs += (ms ?? 0) - (start.backends.get(pid) ?? 0);
+  const per = (a, b) => (a === null || b === null ? null : round((b - a) / n, 3));
+  return {
+    worker_cpu_ms: per(start.cpuMs, end.cpuMs),
+    postgres_backends_cpu_ms: round(postgresMs / n, 3),
+    redis_server_cpu_ms: per(start.redisCpuMs, end.redisCpuMs),
+    receiver_cpu_ms: per(start.receiverCpuMs, end.receiverCpuMs),
+    machine_cpu_ms: start.machine && end.machine ? round(cpuBetween(start.machine, end.machine).busyMs / n, 3) : null,
+    db_transactions: round((end.xacts - start.xacts) / n, 2),
+    redis_commands: round((end.redisCommands - start.redisCommands) / n, 2),
+  };
+}
+
 async function emit(db, organizationId, tag, count) {
   await db.query(
     `INSERT INTO outbox_events (organization_id, type, data)
@@ -60,28 +96,16 @@ export default {
   description: `outbox -> signed HTTPS delivery -> 2xx; worker process (WEBHOOK_CONCURRENCY ${CONCURRENCY}), keep-alive receiver process`,
 
   async run(ctx) {
-    const dir = mkdtempSync(join(tmpdir(), 'bench-receiver-'));
-    const keyFile = join(dir, 'key.pem');
-    const certFile = join(dir, 'cert.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', certFile,
-      '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
-    const receiver = spawn(process.execPath, [new URL('../lib/https-receiver.mjs', import.meta.url).pathname, keyFile, certFile], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const port = await new Promise((resolve, reject) => {
-      receiver.stdout.once('data', (d) => resolve(Number(String(d).trim())));
-      receiver.once('exit', (code) => reject(new Error(`receiver exited ${code}`)));
-    });
-    const env = {
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8,::1/128',
-      WEBHOOK_CA_FILE: certFile,
-      WEBHOOK_CONCURRENCY: String(CONCURRENCY),
-    };
+    const receiver = await startReceiver();
+    const env = { ...receiver.env, WEBHOOK_CONCURRENCY: String(CONCURRENCY) };
     const db = new pg.Client({ connectionString: ctx.databaseUrl });
+    const redis = new Redis(ctx.config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
     try {
+      await redis.connect();
       const api = await ctx.startApp({ role: 'api', env });
-      await ctx.startApp({ role: 'worker', env });
+      const worker = await ctx.startApp({ role: 'worker', env });
       await db.connect();
-      const created = await ctx.api(api.url, 'POST', '/v1/webhooks', { name: 'bench receiver', url: `https://127.0.0.1:${port}/hook`, events: ['workflow.completed'] });
+      const created = await ctx.api(api.url, 'POST', '/v1/webhooks', { name: 'bench receiver', url: receiver.url, events: ['workflow.completed'] });
       if (created.status !== 201) throw new Error(`POST /v1/webhooks answered ${created.status}: ${JSON.stringify(created.body).slice(0, 300)}`);
       const { rows: [{ organization_id: organizationId }] } = await db.query(`SELECT organization_id FROM webhooks WHERE id = $1`, [created.body.data.id]);
 
@@ -90,8 +114,14 @@ export default {
       await waitUntil('warm-up deliveries', 60_000, async () => (await figures(db, 'warmup')).delivered >= 500);
 
       const total = Number(process.env.BENCH_DELIVERIES ?? 15_000);
+      // pg_stat_database lags by up to a second: settle before each reading.
+      await new Promise((r) => setTimeout(r, 1500));
+      const before = await costs(db, redis, worker.process.child.pid, receiver.pid);
       await emit(db, organizationId, 'saturation', total);
       await waitUntil(`${total} deliveries`, 300_000, async () => (await figures(db, 'saturation')).delivered >= total);
+      await new Promise((r) => setTimeout(r, 1500));
+      // Minus this scenario's own polling statements (a handful per 100 ms), which count too.
+      const cost = perDelivery(before, await costs(db, redis, worker.process.child.pid, receiver.pid), total);
       const sat = await figures(db, 'saturation');
       const satS = (new Date(sat.last_answered).getTime() - new Date(sat.first_written).getTime()) / 1000;
       const perS = round(total / satS, 1);
@@ -109,11 +139,14 @@ export default {
       const open = await figures(db, 'open');
       const duplicates = sat.delivered - sat.events + (open.delivered - open.events);
       console.log(`  saturation: ${total} events in ${round(satS, 2)} s = ${perS} deliveries/s, lag p50 ${Math.round(sat.p50_ms)} ms p99 ${Math.round(sat.p99_ms)} ms; ` +
-        `open loop ${OFFERED_PER_S}/s for ${durationS} s: lag p50 ${Math.round(open.p50_ms)} ms p99 ${Math.round(open.p99_ms)} ms; duplicates ${duplicates}`);
+        `open loop ${OFFERED_PER_S}/s for ${durationS} s: lag p50 ${Math.round(open.p50_ms)} ms p99 ${Math.round(open.p99_ms)} ms; duplicates ${duplicates}; ` +
+        `per delivery: CPU ms worker ${cost.worker_cpu_ms}, PostgreSQL backends ${cost.postgres_backends_cpu_ms}, Redis ${cost.redis_server_cpu_ms}, ` +
+        `receiver ${cost.receiver_cpu_ms}, machine ${cost.machine_cpu_ms}; ${cost.db_transactions} database transactions, ${cost.redis_commands} Redis commands ` +
+        `(Redis and machine figures are server-/machine-wide: other users of them count too)`);
       return [
         {
           name: 'deliveries/s (outbox -> HTTPS 2xx; p50/p99 = event written -> 2xx)',
-          measurement: { requests_per_s: perS, requests_total: total, p50_ms: Math.round(sat.p50_ms), p99_ms: Math.round(sat.p99_ms), max_ms: Math.round(sat.max_ms), errors: duplicates + (total - sat.events), non_2xx: 0, duration_s: round(satS, 2) },
+          measurement: { requests_per_s: perS, requests_total: total, p50_ms: Math.round(sat.p50_ms), p99_ms: Math.round(sat.p99_ms), max_ms: Math.round(sat.max_ms), errors: duplicates + (total - sat.events), non_2xx: 0, duration_s: round(satS, 2), per_delivery: cost },
           min_per_s: TARGET_PER_S,
           note: `${total} events written at once`,
         },
@@ -126,8 +159,8 @@ export default {
       ];
     } finally {
       await db.end().catch(() => undefined);
-      receiver.kill('SIGTERM');
-      rmSync(dir, { recursive: true, force: true });
+      redis.disconnect();
+      receiver.stop();
     }
   },
 };

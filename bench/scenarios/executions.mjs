@@ -30,15 +30,15 @@ const TARGET_EXECUTIONS_PER_S = 300;
 const TARGET_P99_MS = 50;
 const WORKER_CONCURRENCY = 10;
 const DRAIN_TIMEOUT_MS = 180_000;
-const CHANNEL = 'whatsapp';
-const MESSAGE = 'order status please';
+export const CHANNEL = 'whatsapp';
+export const MESSAGE = 'order status please';
 
-async function expectCreated(res, what) {
+export async function expectCreated(res, what) {
   if (res.status !== 200 && res.status !== 201) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 500)}`);
   return res.body.data;
 }
 
-async function waitUntil(what, timeoutMs, check) {
+export async function waitUntil(what, timeoutMs, check) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -49,7 +49,7 @@ async function waitUntil(what, timeoutMs, check) {
 }
 
 /** The executions counted in [start, end) (epoch ms), and the backlog now. */
-async function windowFigures(db, { start, end }) {
+export async function windowFigures(db, { start, end }) {
   const { rows } = await db.query(
     `SELECT count(*) FILTER (WHERE status = 'success' AND completed_at >= $1 AND completed_at < $2)::int AS completed,
             count(*) FILTER (WHERE status = 'failed' AND completed_at >= $1 AND completed_at < $2)::int AS failed,
@@ -66,7 +66,7 @@ async function windowFigures(db, { start, end }) {
   return rows[0];
 }
 
-const backlog = async (db) => (await db.query(`SELECT count(*)::int AS n FROM workflow_executions WHERE status = 'running'`)).rows[0].n;
+export const backlog = async (db) => (await db.query(`SELECT count(*)::int AS n FROM workflow_executions WHERE status = 'running'`)).rows[0].n;
 
 /**
  * Every execution of the run finished once: success, two steps, two outbound messages; and the
@@ -98,6 +98,36 @@ async function exactlyOnceProblems(db, workflowId, triggerId) {
   return rows[0];
 }
 
+/** The scenario's workflow (two message nodes) and its active message trigger on CHANNEL for 'order'. */
+export async function createBenchWorkflow(ctx, apiUrl) {
+  const workflow = await expectCreated(
+    await ctx.api(apiUrl, 'POST', '/v1/workflows', {
+      name: 'bench executions',
+      channel: CHANNEL,
+      configuration: {
+        nodes: [
+          { id: 'greet', type: 'message', content: 'Thanks for your message!', next: 'status' },
+          { id: 'status', type: 'message', content: 'Your order is on its way.' },
+        ],
+      },
+    }),
+    'POST /v1/workflows',
+  );
+  await expectCreated(await ctx.api(apiUrl, 'POST', `/v1/workflows/${workflow.id}/activate`), 'activate');
+  const trigger = await expectCreated(
+    await ctx.api(apiUrl, 'POST', '/v1/triggers', {
+      name: 'bench order messages',
+      type: 'message',
+      workflow_id: workflow.id,
+      channel: CHANNEL,
+      configuration: { keywords: ['order'] },
+    }),
+    'POST /v1/triggers',
+  );
+  if (trigger.status !== 'active') await expectCreated(await ctx.api(apiUrl, 'POST', `/v1/triggers/${trigger.id}/activate`), 'trigger activate');
+  return { workflow, trigger };
+}
+
 export default {
   name: 'executions',
   description: `POST /v1/messages -> completed execution (2 message nodes); api process + worker process (concurrency ${WORKER_CONCURRENCY})`,
@@ -107,31 +137,7 @@ export default {
     // After the api, whose start-up has applied the migrations.
     const worker = await ctx.startApp({ role: 'worker', env: { WORKER_CONCURRENCY: String(WORKER_CONCURRENCY) } });
 
-    const workflow = await expectCreated(
-      await ctx.api(api.url, 'POST', '/v1/workflows', {
-        name: 'bench executions',
-        channel: CHANNEL,
-        configuration: {
-          nodes: [
-            { id: 'greet', type: 'message', content: 'Thanks for your message!', next: 'status' },
-            { id: 'status', type: 'message', content: 'Your order is on its way.' },
-          ],
-        },
-      }),
-      'POST /v1/workflows',
-    );
-    await expectCreated(await ctx.api(api.url, 'POST', `/v1/workflows/${workflow.id}/activate`), 'activate');
-    const trigger = await expectCreated(
-      await ctx.api(api.url, 'POST', '/v1/triggers', {
-        name: 'bench order messages',
-        type: 'message',
-        workflow_id: workflow.id,
-        channel: CHANNEL,
-        configuration: { keywords: ['order'] },
-      }),
-      'POST /v1/triggers',
-    );
-    if (trigger.status !== 'active') await expectCreated(await ctx.api(api.url, 'POST', `/v1/triggers/${trigger.id}/activate`), 'trigger activate');
+    const { workflow, trigger } = await createBenchWorkflow(ctx, api.url);
 
     const db = new pg.Client({ connectionString: ctx.databaseUrl });
     await db.connect();

@@ -6,7 +6,8 @@
 // A row may instead carry absolute targets (min_per_s, max_p99_ms; see lib/report.mjs).
 import deliveries from './deliveries.mjs';
 import executions from './executions.mjs';
+import executionsWebhooks from './executions-webhooks.mjs';
 import history from './history.mjs';
 import workflowsRead from './workflows-read.mjs';
 
-export const SCENARIOS = [workflowsRead, executions, history, deliveries];
+export const SCENARIOS = [workflowsRead, executions, executionsWebhooks, history, deliveries];

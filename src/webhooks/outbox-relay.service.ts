@@ -38,14 +38,16 @@ const RELAY_SQL = `
        FOR UPDATE SKIP LOCKED
   ), published AS (
     UPDATE outbox_events o SET published_at = now() FROM batch b WHERE o.id = b.id
+  ), inserted AS (
+    INSERT INTO webhook_deliveries (organization_id, webhook_id, event_id, event_type, event_timestamp, data, status, next_attempt_at)
+    SELECT b.organization_id, w.id, b.id, b.type, b.occurred_at, b.data, 'pending', now()
+      FROM batch b
+      JOIN webhooks w ON w.organization_id = b.organization_id AND w.active
+       AND (b.type = ANY (w.events) OR '*' = ANY (w.events) OR split_part(b.type, '.', 1) || '.*' = ANY (w.events))
+     ORDER BY b.occurred_at
+    RETURNING id
   )
-  INSERT INTO webhook_deliveries (organization_id, webhook_id, event_id, event_type, event_timestamp, data, status, next_attempt_at)
-  SELECT b.organization_id, w.id, b.id, b.type, b.occurred_at, b.data, 'pending', now()
-    FROM batch b
-    JOIN webhooks w ON w.organization_id = b.organization_id AND w.active
-     AND (b.type = ANY (w.events) OR '*' = ANY (w.events) OR split_part(b.type, '.', 1) || '.*' = ANY (w.events))
-   ORDER BY b.occurred_at
-  RETURNING id, (SELECT count(*) FROM batch)::int AS claimed`;
+  SELECT (SELECT count(*) FROM batch)::int AS claimed, COALESCE((SELECT array_agg(id::text) FROM inserted), '{}') AS ids`;
 
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -120,20 +122,12 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     })();
   }
 
-  /** One batch; returns how many outbox rows it claimed. */
+  /**
+   * One batch; returns how many outbox rows it claimed. One statement, atomic by itself: no
+   * transaction around it (BEGIN and COMMIT were two of its three round trips).
+   */
   async relayBatch(): Promise<number> {
-    let claimed = 0;
-    const ids: string[] = [];
-    await this.dataSource.transaction(async (manager) => {
-      const rows = (await manager.query(RELAY_SQL, [BATCH])) as { id: string; claimed: number }[];
-      for (const r of rows) ids.push(r.id);
-      claimed = rows[0]?.claimed ?? 0;
-      if (rows.length === 0) {
-        // No delivery row came back to carry the count: ask how many rows the batch published.
-        const [{ n }] = (await manager.query(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at = now()`)) as { n: number }[];
-        claimed = n;
-      }
-    });
+    const [{ claimed, ids }] = (await this.dataSource.query(RELAY_SQL, [BATCH])) as { claimed: number; ids: string[] }[];
     if (claimed > 0) outboxRelayed.inc(claimed);
     if (ids.length > 0) {
       deliveriesCreated.inc(ids.length);

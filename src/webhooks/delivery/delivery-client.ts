@@ -4,15 +4,21 @@ import { request as httpRequest } from 'node:http';
 import { Agent, request } from 'node:https';
 import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { connect as tlsConnect, rootCertificates } from 'node:tls';
+import { connect as tlsConnect, createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config.js';
 import { CidrList } from '../ssrf/address-classifier.js';
-import { pinnedLookup, resolveTarget, systemResolver, TargetNotAllowedError, type HostResolver, type TargetPolicy } from '../ssrf/target-resolver.js';
+import { CheckedTargetCache, pinnedLookup, resolveTarget, systemResolver, TargetNotAllowedError, type HostResolver, type TargetPolicy } from '../ssrf/target-resolver.js';
 import { parseRetryAfter, type AttemptResult } from './outcome.js';
 
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 export const TARGET_NOT_ALLOWED = 'target address not allowed';
+/**
+ * How long a host name's checked addresses are reused by deliveries. Only addresses that passed the
+ * check are kept, and connections still go only to them (pinned lookup), so the cache cannot let a
+ * rebinding through: a changed DNS answer is merely noticed up to this much later.
+ */
+export const CHECKED_TARGET_TTL_MS = 5_000;
 
 class AttemptTimeout extends Error {
   constructor(readonly ms: number) {
@@ -51,17 +57,32 @@ export class DeliveryClient implements OnModuleDestroy {
   private readonly agent: Agent;
   private readonly policy: TargetPolicy;
   private readonly timeoutMs: number;
-  private readonly ca?: string[];
+  /**
+   * Built once: passing `ca` itself would make the agent fold every CA certificate into the pool key
+   * of each request (https.Agent#getName; ~20% of the worker's CPU in the deliveries bench) and build
+   * a secure context, parsing them all again, for every new socket.
+   */
+  private readonly secureContext?: SecureContext;
   private readonly proxy?: URL;
-  /** Replaceable in tests, to resolve names without DNS. */
-  resolver: HostResolver = systemResolver;
+  private readonly targets = new CheckedTargetCache(CHECKED_TARGET_TTL_MS);
+  private currentResolver: HostResolver = systemResolver;
+
+  /** Replaceable in tests, to resolve names without DNS (replacing it forgets the cached answers). */
+  get resolver(): HostResolver {
+    return this.currentResolver;
+  }
+
+  set resolver(resolver: HostResolver) {
+    this.currentResolver = resolver;
+    this.targets.clear();
+  }
 
   constructor(config: AppConfig) {
     this.timeoutMs = config.webhooks.timeoutMs;
     this.policy = { allowPrivate: config.webhookAllowPrivateTargets, allowed: new CidrList(config.webhooks.allowedCidrs) };
-    this.ca = config.webhooks.caFile ? [...rootCertificates, readFileSync(config.webhooks.caFile, 'utf8')] : undefined;
+    this.secureContext = config.webhooks.caFile ? createSecureContext({ ca: [...rootCertificates, readFileSync(config.webhooks.caFile, 'utf8')] }) : undefined;
     this.proxy = config.webhooks.proxyUrl ? new URL(config.webhooks.proxyUrl) : undefined;
-    this.agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, timeout: 60_000, scheduling: 'lifo', ca: this.ca });
+    this.agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, timeout: 60_000, scheduling: 'lifo', secureContext: this.secureContext });
   }
 
   onModuleDestroy(): void {
@@ -87,7 +108,7 @@ export class DeliveryClient implements OnModuleDestroy {
           done(Object.assign(new Error(`proxy answered ${res.statusCode}`), { code: 'EPROXY' }), socket);
           return;
         }
-        done(null, tlsConnect({ socket, host, servername: isIP(host) === 0 ? host : undefined, ca: this.ca, ALPNProtocols: ['http/1.1'] }));
+        done(null, tlsConnect({ socket, host, servername: isIP(host) === 0 ? host : undefined, secureContext: this.secureContext, ALPNProtocols: ['http/1.1'] }));
       });
       connect.once('error', (error) => done(error, connect.socket as Duplex));
       connect.end();
@@ -100,7 +121,7 @@ export class DeliveryClient implements OnModuleDestroy {
     const elapsed = () => Math.round(performance.now() - started);
     let addresses;
     try {
-      addresses = await resolveTarget(url.hostname, this.policy, this.resolver, Math.min(this.timeoutMs, 5000));
+      addresses = await this.targets.resolve(url.hostname, (host) => resolveTarget(host, this.policy, this.currentResolver, Math.min(this.timeoutMs, 5000)));
     } catch (error) {
       if (error instanceof TargetNotAllowedError) return { statusCode: null, responseTimeMs: elapsed(), error: TARGET_NOT_ALLOWED, refused: true };
       return { statusCode: null, responseTimeMs: elapsed(), error: describeError(error as NodeJS.ErrnoException) };

@@ -82,3 +82,41 @@ export function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunctio
     else callback(null, (candidates[0] as LookupAddress).address, (candidates[0] as LookupAddress).family);
   }) as unknown as LookupFunction;
 }
+
+/**
+ * Checked addresses of host names, reused for `ttlMs`; an IP literal's (a pure function of the
+ * literal and the policy) for as long as the process runs. Only answers that passed the check are
+ * kept (a refusal or failure is asked again next time). Safe against rebinding because what is
+ * cached is what connections are pinned to: a name whose DNS answer changes to an internal address
+ * keeps connecting to the checked address until the entry expires, then is checked again and
+ * refused. Concurrent misses for one name share one lookup.
+ */
+export class CheckedTargetCache {
+  private readonly entries = new Map<string, { addresses: Promise<LookupAddress[]>; expires: number }>();
+
+  constructor(private readonly ttlMs: number) {}
+
+  resolve(hostname: string, check: (hostname: string) => Promise<LookupAddress[]>): Promise<LookupAddress[]> {
+    const now = Date.now();
+    const hit = this.entries.get(hostname);
+    if (hit && hit.expires > now) return hit.addresses;
+    const host = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+    const literal = isIP(host) !== 0;
+    if (!literal && this.ttlMs <= 0) return check(hostname);
+    const addresses = check(hostname);
+    const entry = { addresses, expires: literal ? Number.POSITIVE_INFINITY : now + this.ttlMs };
+    if (this.entries.size >= 10_000) {
+      for (const [key, value] of this.entries) if (value.expires <= now) this.entries.delete(key);
+      if (this.entries.size >= 10_000) this.entries.clear();
+    }
+    this.entries.set(hostname, entry);
+    addresses.catch(() => {
+      if (this.entries.get(hostname) === entry) this.entries.delete(hostname);
+    });
+    return addresses;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
