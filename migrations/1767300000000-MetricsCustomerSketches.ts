@@ -91,7 +91,12 @@ function counts(r: Rollup, src: string, op: 'INSERT' | 'UPDATE' | 'DELETE'): str
             SET ${COUNTED.map((c) => `${c} = h.${c} + EXCLUDED.${c}`).join(', ')},
                 duration_histogram = rollup_histogram_add(h.duration_histogram, EXCLUDED.duration_histogram)`;
   };
-  return `WITH d AS (${src}), gh AS (${grouped(r, hour)}), gd AS (${grouped(r, day)}), hours AS (${write(hour, 'gh')})
+  // The day rows' deltas from the hour rows' (a statement's rows rarely span more than one hour).
+  const gd = `SELECT ${r.parent}, organization_id${r.extra}, date_trunc('day', hour, 'UTC') AS day, channel,
+                     ${COUNTED.map((c) => `sum(${c})::${c === 'duration_sum' || c === 'customer_checksum' ? 'bigint' : 'int'} AS ${c}`).join(', ')},
+                     rollup_histogram_sum(duration_histogram) AS duration_histogram
+                FROM gh GROUP BY ${r.parent}, organization_id${r.extra}, date_trunc('day', hour, 'UTC'), channel`;
+  return `WITH d AS (${src}), gh AS (${grouped(r, hour)}), gd AS (${gd}), hours AS (${write(hour, 'gh')})
     ${write(day, 'gd')};`;
 }
 
@@ -137,8 +142,8 @@ function maintainFunction(r: Rollup): string {
     $fn$`;
 }
 
-/** Message counts of the workflow rollups, in the hour (day) and channel of the execution each message belongs to. */
-function messageSource(op: 'INSERT' | 'UPDATE' | 'DELETE', unit: 'hour' | 'day'): string {
+/** Message counts of the workflow rollups, in the hour and channel of the execution each message belongs to. */
+function messageSource(op: 'INSERT' | 'UPDATE' | 'DELETE'): string {
   const rows =
     op === 'INSERT'
       ? `SELECT 1 AS sign, execution_id, direction FROM new_rows WHERE execution_id IS NOT NULL`
@@ -150,12 +155,12 @@ function messageSource(op: 'INSERT' | 'UPDATE' | 'DELETE', unit: 'hour' | 'day')
            SELECT 1 AS sign, n.execution_id, n.direction FROM new_rows n JOIN old_rows o ON o.id = n.id
             WHERE n.execution_id IS NOT NULL AND (o.execution_id, o.direction) IS DISTINCT FROM (n.execution_id, n.direction)`;
   return `
-    SELECT e.workflow_id, e.organization_id, date_trunc('${unit}', e.started_at, 'UTC') AS at, COALESCE(e.channel, 'unknown') AS channel,
+    SELECT e.workflow_id, e.organization_id, date_trunc('hour', e.started_at, 'UTC') AS at, COALESCE(e.channel, 'unknown') AS channel,
            COALESCE(sum(m.sign) FILTER (WHERE m.direction = 'outbound'), 0)::int AS sent,
            COALESCE(sum(m.sign) FILTER (WHERE m.direction = 'inbound'), 0)::int AS received
       FROM (${rows}) m
       JOIN workflow_executions e ON e.id = ANY (ARRAY[m.execution_id])
-     GROUP BY e.workflow_id, e.organization_id, date_trunc('${unit}', e.started_at, 'UTC'), COALESCE(e.channel, 'unknown')
+     GROUP BY e.workflow_id, e.organization_id, date_trunc('hour', e.started_at, 'UTC'), COALESCE(e.channel, 'unknown')
     HAVING COALESCE(sum(m.sign) FILTER (WHERE m.direction = 'outbound'), 0) <> 0 OR COALESCE(sum(m.sign) FILTER (WHERE m.direction = 'inbound'), 0) <> 0`;
 }
 
@@ -168,7 +173,9 @@ function messageApply(op: 'INSERT' | 'UPDATE' | 'DELETE'): string {
          SELECT workflow_id, organization_id, at, channel, sent, received FROM ${from} g ORDER BY workflow_id, at, channel
          ON CONFLICT (workflow_id, ${column}, channel) DO UPDATE
             SET messages_sent = h.messages_sent + EXCLUDED.messages_sent, messages_received = h.messages_received + EXCLUDED.messages_received`;
-  return `WITH gh AS (${messageSource(op, 'hour')}), gd AS (${messageSource(op, 'day')}),
+  const gd = `SELECT workflow_id, organization_id, date_trunc('day', at, 'UTC') AS at, channel, sum(sent)::int AS sent, sum(received)::int AS received
+                FROM gh GROUP BY workflow_id, organization_id, date_trunc('day', at, 'UTC'), channel`;
+  return `WITH gh AS (${messageSource(op)}), gd AS (${gd}),
     hours AS (${write('workflow_execution_hours', 'hour', 'gh')})
     ${write('workflow_execution_days', 'day', 'gd')};`;
 }
