@@ -65,9 +65,10 @@ try {
     }
     return Number(process.hrtime.bigint() - start) / 1e6 / n;
   }
-  // Server time of each rollup trigger per execution, from EXPLAIN ANALYZE's trigger lines.
+  // Server time of each rollup trigger per execution, from EXPLAIN ANALYZE's trigger lines: the
+  // median over the statements (robust to the machine's other load), alternating the two versions.
+  const samples = { previous: {}, current: {} };
   async function triggerTimes(mode) {
-    const times = {};
     const runs = Math.min(n, 300);
     for (let i = 0; i < runs; i += batch) {
       const fired = await db.query({ text: `EXPLAIN (ANALYZE, FORMAT JSON) ${FIRE}`, values: [org, wf, tr, batch, customer] });
@@ -77,21 +78,23 @@ try {
         for (const t of r.rows[0]['QUERY PLAN'][0].Triggers ?? []) {
           if (!t['Trigger Name'].includes('rollup')) continue;
           const key = `${phase}: ${t['Trigger Name']}`;
-          times[key] = (times[key] ?? 0) + t.Time / runs;
+          (samples[mode][key] ??= []).push(t.Time / batch);
         }
       }
     }
-    console.log(`${mode}: trigger ms per execution (batch ${batch}), total ${Object.values(times).reduce((a, b) => a + b, 0).toFixed(3)}`);
-    for (const [k, v] of Object.entries(times)) console.log(`  ${k.padEnd(48)} ${v.toFixed(3)}`);
   }
-  await ds.undoLastMigration({ transaction: 'each' });
-  await triggerTimes('previous');
-  await ds.runMigrations({ transaction: 'each' });
-  await triggerTimes('current');
-  await ds.undoLastMigration({ transaction: 'each' });
-  await triggerTimes('previous');
-  await ds.runMigrations({ transaction: 'each' });
-  await triggerTimes('current');
+  for (let r = 0; r < rounds; r++) {
+    await ds.undoLastMigration({ transaction: 'each' });
+    await triggerTimes('previous');
+    await ds.runMigrations({ transaction: 'each' });
+    await triggerTimes('current');
+  }
+  const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+  for (const [mode, byTrigger] of Object.entries(samples)) {
+    const medians = Object.entries(byTrigger).map(([k, v]) => [k, median(v)]);
+    console.log(`${mode}: rollup trigger ms per execution (batch ${batch}, median of ${Object.values(byTrigger)[0].length} statements), total ${medians.reduce((a, [, v]) => a + v, 0).toFixed(3)}`);
+    for (const [k, v] of medians) console.log(`  ${k.padEnd(48)} ${v.toFixed(3)}`);
+  }
 
   const results = { previous: [], current: [], none: [] };
   for (let r = 0; r < rounds; r++) {
@@ -104,7 +107,6 @@ try {
       if (mode === 'none') for (const s of ROLLUP_TRIGGERS) await db.query(s.replace('%s', 'ENABLE'));
     }
   }
-  const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
   const none = median(results.none);
   for (const [mode, times] of Object.entries(results)) {
     const m = median(times);

@@ -30,15 +30,29 @@ import {
  *   its checksum equals the span's (its day rows' sum); metrics fold stale or missing spans anew
  *   from the hourly customer sets (src/executions/customer-days.ts), which stay the exact truth.
  *   The write path never touches these sketches.
- * - The executions' trigger functions: an update only runs the customer-set statements when a
- *   row's parent, time or customer changed (before: always two more statements, each joining the
- *   transition tables), and nothing at all when no counted column changed. The messages trigger
+ * - The executions' trigger functions: an insert is one statement (hour rows, day rows and customer
+ *   sets as data-modifying CTEs over the rows grouped once; before: two statements); an update only
+ *   runs the customer-set statements when a row's parent, time or customer changed (before: always
+ *   two more statements, each joining the transition tables). The messages trigger
  *   stops at one check on updates that move no message (the engine's `consumed_at` updates, once
  *   per run commit).
  */
 const CHECKSUM = `COALESCE(sum(sign * (hashtextextended(customer, 0) & 2147483647)) FILTER (WHERE customer IS NOT NULL), 0)::bigint`;
 const HISTOGRAM_CELLS = HISTOGRAM_BOUNDS_MS.length + 1;
 const COUNTED = [...SUMS, 'customer_checksum'];
+
+/**
+ * The histograms' sum as one expression, which PostgreSQL inlines into the calling statement (the
+ * previous body, an unnest ... array_agg subquery, ran as a function call per row).
+ */
+const HISTOGRAM_ADD_INLINE = `
+  CREATE OR REPLACE FUNCTION rollup_histogram_add(a int[], b int[]) RETURNS int[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT ARRAY[${Array.from({ length: HISTOGRAM_BOUNDS_MS.length + 1 }, (_, i) => `COALESCE(a[${i + 1}], 0) + COALESCE(b[${i + 1}], 0)`).join(', ')}]
+  $$`;
+const HISTOGRAM_ADD_PREVIOUS = `
+  CREATE OR REPLACE FUNCTION rollup_histogram_add(a int[], b int[]) RETURNS int[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT array_agg(COALESCE(x, 0) + COALESCE(y, 0) ORDER BY i) FROM unnest(a, b) WITH ORDINALITY AS u(x, y, i)
+  $$`;
 
 interface Grain {
   /** date_trunc unit, rollup table and its time column. */
@@ -72,7 +86,11 @@ function customerKey(r: Rollup, row: string): string {
 }
 
 /** The hour and day rows' counts changed by the signed rows `d`, in one statement. */
-function counts(r: Rollup, src: string, op: 'INSERT' | 'UPDATE' | 'DELETE'): string {
+/**
+ * The hour and day rows' counts changed by the signed rows `d`, in one statement; `last`, a
+ * statement over `d` run as that statement's final part (the insert's customer sets).
+ */
+function counts(r: Rollup, src: string, op: 'INSERT' | 'UPDATE' | 'DELETE', last?: string): string {
   const [hour, day] = grains(r);
   const write = (g: Grain, from: string) => {
     const cols = `${r.parent}, organization_id${r.extra}, ${g.column}, channel, ${COUNTED.join(', ')}, duration_histogram`;
@@ -91,12 +109,9 @@ function counts(r: Rollup, src: string, op: 'INSERT' | 'UPDATE' | 'DELETE'): str
             SET ${COUNTED.map((c) => `${c} = h.${c} + EXCLUDED.${c}`).join(', ')},
                 duration_histogram = rollup_histogram_add(h.duration_histogram, EXCLUDED.duration_histogram)`;
   };
-  // The day rows' deltas from the hour rows' (a statement's rows rarely span more than one hour).
-  const gd = `SELECT ${r.parent}, organization_id${r.extra}, date_trunc('day', hour, 'UTC') AS day, channel,
-                     ${COUNTED.map((c) => `sum(${c})::${c === 'duration_sum' || c === 'customer_checksum' ? 'bigint' : 'int'} AS ${c}`).join(', ')},
-                     rollup_histogram_sum(duration_histogram) AS duration_histogram
-                FROM gh GROUP BY ${r.parent}, organization_id${r.extra}, date_trunc('day', hour, 'UTC'), channel`;
-  return `WITH d AS (${src}), gh AS (${grouped(r, hour)}), gd AS (${gd}), hours AS (${write(hour, 'gh')})
+  const head = `WITH d AS MATERIALIZED (${src}), gh AS (${grouped(r, hour)}), gd AS (${grouped(r, day)}), hours AS (${write(hour, 'gh')})`;
+  return last ? `${head}, days AS (${write(day, 'gd')})
+    ${last};` : `${head}
     ${write(day, 'gd')};`;
 }
 
@@ -114,15 +129,25 @@ function apply(r: Rollup, op: 'INSERT' | 'UPDATE' | 'DELETE'): string {
          ON CONFLICT (${r.parent}, hour, customer) DO UPDATE SET executions = c.executions + EXCLUDED.executions;`;
   // A set holds the customers with at least one execution in the hour.
   const prune = `DELETE FROM ${r.customers} WHERE executions <= 0 AND (${r.parent}, hour, customer) IN (SELECT parent, hour, customer FROM (${customerDelta}) g);`;
-  if (op === 'INSERT') return `${counts(r, src, op)}\n${customers}`;
+  if (op === 'INSERT') {
+    // One statement: counts, then the customer sets from the same rows.
+    return counts(
+      r,
+      src,
+      op,
+      `INSERT INTO ${r.customers} AS c (${r.parent}, hour, customer, executions)
+       SELECT parent, date_trunc('hour', at, 'UTC'), customer, count(*)::int FROM d WHERE customer IS NOT NULL
+        GROUP BY parent, date_trunc('hour', at, 'UTC'), customer ORDER BY 1, 2, 3
+       ON CONFLICT (${r.parent}, hour, customer) DO UPDATE SET executions = c.executions + EXCLUDED.executions`,
+    );
+  }
   if (op === 'DELETE') return `${counts(r, src, op)}\n${customers}\n${prune}`;
+  // The customer sets only when a row's parent, time or customer changed (a finishing run changes none).
   return `
-    IF EXISTS (SELECT 1 FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE ${r.counted('o')} IS DISTINCT FROM ${r.counted('n')}) THEN
-      ${counts(r, src, op)}
-      IF EXISTS (SELECT 1 FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE ${customerKey(r, 'o')} IS DISTINCT FROM ${customerKey(r, 'n')}) THEN
-        ${customers}
-        ${prune}
-      END IF;
+    ${counts(r, src, op)}
+    IF EXISTS (SELECT 1 FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE ${customerKey(r, 'o')} IS DISTINCT FROM ${customerKey(r, 'n')}) THEN
+      ${customers}
+      ${prune}
     END IF;`;
 }
 
@@ -235,6 +260,7 @@ export class MetricsCustomerSketches1767300000000 implements MigrationInterface 
   async up(q: QueryRunner): Promise<void> {
     // No write between the backfills and the triggers that keep what they filled.
     await q.query(`LOCK TABLE workflow_executions, trigger_executions, messages IN SHARE MODE`);
+    await q.query(HISTOGRAM_ADD_INLINE);
     await q.query(`CREATE AGGREGATE rollup_histogram_sum(int[]) (SFUNC = rollup_histogram_add, STYPE = int[])`);
     for (const r of [WORKFLOW, TRIGGER]) {
       await q.query(`ALTER TABLE ${r.hours} ADD COLUMN customer_checksum bigint NOT NULL DEFAULT 0`);
@@ -285,5 +311,6 @@ export class MetricsCustomerSketches1767300000000 implements MigrationInterface 
       await q.query(`ALTER TABLE ${r.hours} DROP COLUMN customer_checksum`);
     }
     await q.query(`DROP AGGREGATE IF EXISTS rollup_histogram_sum(int[])`);
+    await q.query(HISTOGRAM_ADD_PREVIOUS);
   }
 }
