@@ -35,6 +35,11 @@ describe('wholeSpans', () => {
     expect(hour.monthsFrom).toBe(hour.monthsTo);
   });
 
+  it('finds the months of any year, years before 100 included', () => {
+    const w = wholeSpans(splitPeriod(new Date('0005-01-10T00:00:00Z'), new Date('0005-04-30T00:00:00Z')), 'month');
+    expect([w.monthsFrom.toISOString(), w.monthsTo.toISOString()]).toEqual(['0005-02-01T00:00:00.000Z', '0005-04-01T00:00:00.000Z']);
+  });
+
   it('is empty when no whole day lies inside the period', () => {
     const w = spans('2025-03-01T05:10:00Z', '2025-03-02T23:00:00Z', 'day');
     expect(w.daysFrom).toBe(w.daysTo);

@@ -214,6 +214,13 @@ const TRIGGER_SUMMARY = new SqlStatement<RawRow>(TRIGGER_SQL, { prepareAs: 'metr
 /** The statements as sent, for bench/explain-history.mjs (the plans of docs/PERFORMANCE.md). */
 export const METRICS_STATEMENTS = { workflow: WORKFLOW_SUMMARY, trigger: TRIGGER_SUMMARY };
 
+/** The first instant of the UTC month `offset` months after `d`'s (any year: `Date.UTC` maps years 0–99 to 19xx). */
+function monthStart(d: Date, offset: number): Date {
+  const m = new Date(0);
+  m.setUTCFullYear(d.getUTCFullYear(), d.getUTCMonth() + offset, 1);
+  return m;
+}
+
 /**
  * The whole UTC days `[daysFrom, daysTo)` inside the whole hours of a period, read from day rows and
  * day sketches (none at `hour` granularity, whose buckets need each hour's exact set anyway), and
@@ -226,9 +233,9 @@ export function wholeSpans(s: PeriodSplit, granularity: Period['granularity']): 
   const to = Math.floor(s.hoursTo.getTime() / DAY_MS) * DAY_MS;
   if (granularity === 'hour' || from >= to) return { daysFrom: s.hoursFrom, daysTo: s.hoursFrom, monthsFrom: s.hoursFrom, monthsTo: s.hoursFrom };
   const f = new Date(from);
-  const firstMonth = f.getUTCDate() === 1 ? f : new Date(Date.UTC(f.getUTCFullYear(), f.getUTCMonth() + 1, 1));
+  const firstMonth = f.getUTCDate() === 1 ? f : monthStart(f, 1);
   const t = new Date(to);
-  const lastMonth = new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), 1));
+  const lastMonth = monthStart(t, 0);
   const months = granularity !== 'week' && firstMonth < lastMonth;
   return {
     daysFrom: f,
