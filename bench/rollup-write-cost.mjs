@@ -1,7 +1,7 @@
 // Per-execution cost of the rollup triggers on the write path: N executions written as the engine
 // writes them (a firing statement inserting the execution and its trigger execution; a commit
 // statement finishing both, inserting 2 sent messages, marking consumed messages, counting on the
-// workflow), in batches of B executions per statement, one client, in a database of its own.
+// workflow), in batches of B executions per statement (and a commit writing no row), one client, in a database of its own.
 // Rounds alternate between: the triggers of the previous release (migration MetricsCustomerSketches
 // undone), the current triggers, and no rollup triggers; prints the median ms per execution of each.
 // After `npm run build`:  node bench/rollup-write-cost.mjs [executions-per-round=2000] [batch=1] [rounds=3]
@@ -74,7 +74,13 @@ try {
       const fired = await db.query({ text: `EXPLAIN (ANALYZE, FORMAT JSON) ${FIRE}`, values: [org, wf, tr, batch, customer] });
       const ids = (await db.query(`SELECT id FROM workflow_executions WHERE status = 'running' ORDER BY started_at DESC LIMIT $1`, [batch])).rows;
       const committed = await db.query({ text: `EXPLAIN (ANALYZE, FORMAT JSON) ${COMMIT}`, values: [ids.map((r) => r.id), org, customer, wf] });
-      for (const [phase, r] of [['fire', fired], ['commit', committed]]) {
+      // A commit that finishes nothing and sends nothing still fires these (statement triggers).
+      const empty = await db.query(
+        `EXPLAIN (ANALYZE, FORMAT JSON) WITH t AS (UPDATE trigger_executions SET status = 'success' WHERE id = ANY (ARRAY[]::uuid[]))
+         INSERT INTO messages (organization_id, customer_id, channel, direction, content) SELECT $1, $2, 'whatsapp', 'outbound', 'x' WHERE false`,
+        [org, customer],
+      );
+      for (const [phase, r] of [['fire', fired], ['commit', committed], ['empty', empty]]) {
         for (const t of r.rows[0]['QUERY PLAN'][0].Triggers ?? []) {
           if (!t['Trigger Name'].includes('rollup')) continue;
           const key = `${phase}: ${t['Trigger Name']}`;

@@ -35,7 +35,9 @@ import {
  *   runs the customer-set statements when a row's parent, time or customer changed (before: always
  *   two more statements, each joining the transition tables). The messages trigger
  *   stops at one check on updates that move no message (the engine's `consumed_at` updates, once
- *   per run commit).
+ *   per run commit). Every function returns after one check for a statement that wrote no row
+ *   (the engine's run commit fires the messages and trigger-execution triggers whether or not it
+ *   sent a message or finished the firing).
  */
 const CHECKSUM = `COALESCE(sum(sign * (hashtextextended(customer, 0) & 2147483647)) FILTER (WHERE customer IS NOT NULL), 0)::bigint`;
 const HISTOGRAM_CELLS = HISTOGRAM_BOUNDS_MS.length + 1;
@@ -151,15 +153,22 @@ function apply(r: Rollup, op: 'INSERT' | 'UPDATE' | 'DELETE'): string {
     END IF;`;
 }
 
+const EMPTY = (rows: string) => `IF NOT EXISTS (SELECT 1 FROM ${rows}) THEN RETURN NULL; END IF;`;
+
 function maintainFunction(r: Rollup): string {
   return `
     CREATE OR REPLACE FUNCTION ${r.hours}_maintain() RETURNS trigger LANGUAGE plpgsql AS $fn$
     BEGIN
+      -- A statement that wrote no row (a run commit's update of a trigger execution that is not
+      -- finished, say) stops at one check.
       IF TG_OP = 'INSERT' THEN
+        ${EMPTY('new_rows')}
         ${apply(r, 'INSERT')}
       ELSIF TG_OP = 'UPDATE' THEN
+        ${EMPTY('new_rows')}
         ${apply(r, 'UPDATE')}
       ELSE
+        ${EMPTY('old_rows')}
         ${apply(r, 'DELETE')}
       END IF;
       RETURN NULL;
@@ -210,12 +219,14 @@ const MESSAGES_FUNCTION_NEW = `
   CREATE OR REPLACE FUNCTION workflow_execution_hours_messages() RETURNS trigger LANGUAGE plpgsql AS $fn$
   BEGIN
     IF TG_OP = 'INSERT' THEN
+      ${EMPTY('new_rows')}
       ${messageApply('INSERT')}
     ELSIF TG_OP = 'UPDATE' THEN
       IF EXISTS (SELECT 1 FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE (o.execution_id, o.direction) IS DISTINCT FROM (n.execution_id, n.direction)) THEN
         ${messageApply('UPDATE')}
       END IF;
     ELSE
+      ${EMPTY('old_rows')}
       ${messageApply('DELETE')}
     END IF;
     RETURN NULL;
