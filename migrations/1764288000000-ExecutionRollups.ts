@@ -23,10 +23,10 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Transition-table joins to the base tables are written `= ANY (ARRAY[..])`: planned once with a
  * transition table of unknown size, a hash join could scan the whole table on every statement.
  */
-const HISTOGRAM_BOUNDS_MS = [100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 1800000, 3600000, 86400000];
+export const HISTOGRAM_BOUNDS_MS = [100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 1800000, 3600000, 86400000];
 
 /** `int[]` of the histogram's buckets: sums of `sign` over the finished rows of `d` falling in each. */
-function histogram(): string {
+export function histogram(): string {
   const bucket = `width_bucket(duration_ms, ARRAY[${HISTOGRAM_BOUNDS_MS.join(', ')}])`;
   const cells = [];
   for (let i = 0; i <= HISTOGRAM_BOUNDS_MS.length; i++) {
@@ -47,7 +47,7 @@ function grouped(parent: string, extra: string): string {
       FROM d GROUP BY parent, organization_id${extra}, date_trunc('hour', at, 'UTC'), COALESCE(channel, 'unknown')`;
 }
 
-interface Rollup {
+export interface Rollup {
   /** The executions table and its parent (workflow, trigger). */
   table: string;
   parent: string;
@@ -61,7 +61,7 @@ interface Rollup {
   counted: (r: string) => string;
 }
 
-const WORKFLOW: Rollup = {
+export const WORKFLOW: Rollup = {
   table: 'workflow_executions',
   parent: 'workflow_id',
   hours: 'workflow_execution_hours',
@@ -71,7 +71,7 @@ const WORKFLOW: Rollup = {
   counted: (r) => `(${r}.workflow_id, ${r}.started_at, ${r}.channel, ${r}.status, ${r}.duration_ms, ${r}.customer_ref)`,
 };
 
-const TRIGGER: Rollup = {
+export const TRIGGER: Rollup = {
   table: 'trigger_executions',
   parent: 'trigger_id',
   hours: 'trigger_execution_hours',
@@ -84,7 +84,7 @@ const TRIGGER: Rollup = {
 };
 
 /** The signed rows of a statement: +1 per new row, -1 per old one; an update only for rows whose counted columns changed. */
-function source(r: Rollup, op: 'INSERT' | 'UPDATE' | 'DELETE'): string {
+export function source(r: Rollup, op: 'INSERT' | 'UPDATE' | 'DELETE'): string {
   if (op === 'INSERT') return `SELECT 1 AS sign, ${r.columns('n')} FROM new_rows n`;
   if (op === 'DELETE') return `SELECT -1 AS sign, ${r.columns('o')} FROM old_rows o`;
   return `
@@ -93,7 +93,7 @@ function source(r: Rollup, op: 'INSERT' | 'UPDATE' | 'DELETE'): string {
     SELECT 1 AS sign, ${r.columns('n')} FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE ${r.counted('o')} IS DISTINCT FROM ${r.counted('n')}`;
 }
 
-const SUMS = ['executions', 'successful', 'failed', 'duration_sum'];
+export const SUMS = ['executions', 'successful', 'failed', 'duration_sum'];
 
 /** The statements one trigger event runs: the counts, then the customer sets. */
 function apply(r: Rollup, op: 'INSERT' | 'UPDATE' | 'DELETE'): string {
@@ -133,7 +133,7 @@ function apply(r: Rollup, op: 'INSERT' | 'UPDATE' | 'DELETE'): string {
   return `${counts}\n${customers}\n${prune}`;
 }
 
-function triggerFunction(r: Rollup): string {
+export function triggerFunction(r: Rollup): string {
   return `
     CREATE FUNCTION ${r.hours}_maintain() RETURNS trigger LANGUAGE plpgsql AS $fn$
     BEGIN
@@ -182,7 +182,7 @@ function messageApply(op: 'INSERT' | 'UPDATE' | 'DELETE'): string {
              SET messages_sent = h.messages_sent + EXCLUDED.messages_sent, messages_received = h.messages_received + EXCLUDED.messages_received;`;
 }
 
-const MESSAGES_FUNCTION = `
+export const MESSAGES_FUNCTION = `
   CREATE FUNCTION workflow_execution_hours_messages() RETURNS trigger LANGUAGE plpgsql AS $fn$
   BEGIN
     IF TG_OP = 'INSERT' THEN
@@ -203,7 +203,7 @@ const MESSAGES_FUNCTION = `
  * triggers of one event fire in name order). Executions are deleted only with their workflow in
  * practice, whose deletion this makes somewhat slower.
  */
-const FORGET_MESSAGES_FUNCTION = `
+export const FORGET_MESSAGES_FUNCTION = `
   CREATE FUNCTION workflow_execution_hours_forget_messages() RETURNS trigger LANGUAGE plpgsql AS $fn$
   BEGIN
     UPDATE workflow_execution_hours h

@@ -4,7 +4,7 @@ const HOUR = 3_600_000;
 
 export async function statements({ db, workflowId, triggerId, organizationId }) {
   const { EXECUTION_LIST_STATEMENTS: lists } = await import('../../dist/src/executions/execution-lists.repository.js');
-  const { METRICS_STATEMENTS: metrics, splitPeriod } = await import('../../dist/src/executions/metrics.repository.js');
+  const { METRICS_STATEMENTS: metrics, summaryValues } = await import('../../dist/src/executions/metrics.repository.js');
   const { WORKFLOW_LIST_STATEMENTS: workflows, WORKFLOW_BY_ID: byId, WORKFLOW_DEEP_PAGE: deep } = await import('../../dist/src/workflows/workflows.repository.js');
   const { rows: [{ total }] } = await db.query(`SELECT execution_count AS total FROM workflows WHERE id = $1`, [workflowId]);
   const middle = Math.floor(total / 2 / 20) * 20;
@@ -20,10 +20,7 @@ export async function statements({ db, workflowId, triggerId, organizationId }) 
   const { rows: [failedLanding] } = await db.query(lists.trigger.skip('failed', false).text, [triggerId, failedFromEnd]);
   const { workflows: workflowTotal } = (await db.query(`SELECT workflow_count AS workflows FROM organizations WHERE id = $1`, [organizationId])).rows[0];
   const now = Date.now();
-  const period = (days) => {
-    const s = splitPeriod(new Date(now - days * 86_400_000), new Date(now));
-    return [s.rawFrom, s.rawTo, s.rawFrom2, s.rawTo2, s.hoursFrom, s.hoursTo];
-  };
+  const metricsValues = (id, days, granularity) => summaryValues(id, organizationId, { start: new Date(now - days * 86_400_000), end: new Date(now), granularity });
   const weekAgo = new Date(now - 7 * 86_400_000);
   return [
     { title: 'GET /v1/workflows/{id} (and the ownership check of every workflow sub-route)', sql: byId.text, values: [workflowId, organizationId] },
@@ -62,9 +59,9 @@ export async function statements({ db, workflowId, triggerId, organizationId }) 
     },
     { title: '… and its total', sql: lists.workflow.count('sa').text, values: [workflowId, organizationId, 'success', weekAgo] },
     { title: 'GET /v1/triggers/{id}/executions?limit=20 (total from triggers.execution_count)', sql: lists.trigger.page('', true).text, values: [triggerId, organizationId, 20, 0] },
-    { title: 'GET /v1/workflows/{id}/metrics (30 days, day)', sql: metrics.workflow.text, values: [workflowId, organizationId, ...period(30), 'day'] },
-    { title: 'GET /v1/workflows/{id}/metrics (365 days, month)', sql: metrics.workflow.text, values: [workflowId, organizationId, ...period(365), 'month'] },
-    { title: 'GET /v1/triggers/{id}/metrics (30 days, day)', sql: metrics.trigger.text, values: [triggerId, organizationId, ...period(30), 'day'] },
+    { title: 'GET /v1/workflows/{id}/metrics (30 days, day)', sql: metrics.workflow.text, values: metricsValues(workflowId, 30, 'day') },
+    { title: 'GET /v1/workflows/{id}/metrics (365 days, month)', sql: metrics.workflow.text, values: metricsValues(workflowId, 365, 'month') },
+    { title: 'GET /v1/triggers/{id}/metrics (30 days, day)', sql: metrics.trigger.text, values: metricsValues(triggerId, 30, 'day') },
     { title: 'GET /v1/workflows?limit=20 (total from organizations.workflow_count)', sql: workflows.get('').page.text, values: [organizationId, 20, 0] },
     { title: 'GET /v1/workflows?limit=20&page=500 — 1. the total (organizations.workflow_count), 2. the ids by index-only scan, then 20 rows', sql: deep.desc.text, values: [organizationId, 20, 9980] },
     {

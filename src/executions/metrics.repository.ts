@@ -1,6 +1,10 @@
 import type { DataSource } from 'typeorm';
 import type { Period } from '../common/date-range.js';
+import type { Pool } from 'pg';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { SqlStatement } from '../database/sql-statement.js';
+import { foldSpans, TRIGGER_SKETCHES, WORKFLOW_SKETCHES, type Query, type SketchTables, type Span } from './customer-days.js';
+import { CustomerUnion } from './customer-sketch.js';
 
 /** Channel key of executions that carry none, so that the breakdown adds up to the total. */
 export const UNKNOWN_CHANNEL = 'unknown';
@@ -25,15 +29,25 @@ export interface ExecutionSummary {
 }
 
 interface RawRow extends SummaryRow {
-  kind: 'counts' | 'customers';
+  kind: 'counts' | 'day' | 'month' | 'hashes';
   all_buckets: number;
   all_channels: number;
   bucket: Date | null;
   channel: string | null;
+  /**
+   * `day` and `month`: the span's start; its stored count while its checksum is current (else
+   * null: to fold), and its sketch unless the day lies in a whole month (`covered`).
+   */
+  day: Date | null;
+  covered: boolean | null;
+  sketch: Buffer | null;
+  /** `hashes`: the bucket's customers outside whole days, hashed. */
+  hashes: string[] | null;
 }
 
 const EMPTY: SummaryRow = { executions: 0, successful: 0, failed: 0, success_rate: null, average_duration_ms: null, unique_customers: 0 };
 const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
 
 /**
  * How a period is read: the whole UTC hours inside it from the hourly rollups (migration
@@ -63,17 +77,24 @@ export function splitPeriod(start: Date, end: Date): PeriodSplit {
 interface Source {
   /** The executions of the parent in the raw ranges `$3..$6`: id, status, duration_ms, customer, channel, at. */
   edges: string;
-  /** The rollup rows of the whole hours `$7..$8`, and their customer sets. */
+  /** The hour rows of the whole hours `$7..$8` outside the whole days `$10..$11`, and their customer sets. */
   hours: string;
   customers: string;
+  /** The day rows of the whole days `$10..$11`, and the stored sketches of its days and whole months `$12..$13`. */
+  days: string;
+  sketches: string;
   messages: boolean;
 }
 
 /**
- * One statement: the raw edges and the rollup rows as one set of facts, grouped per bucket, per
- * channel and overall (GROUPING SETS); distinct customers over the union of the hours' exact sets
- * and the edges' customers, per bucket and overall. Rates and means from the sums, with the
- * arithmetic the per-execution SQL used (float8 division; round(numeric) half away from zero).
+ * One statement: the raw edges, the hour rows outside whole UTC days and the day rows of whole
+ * days as one set of facts, grouped per bucket, per channel and overall (GROUPING SETS). Rates and
+ * means from the sums, with the arithmetic the per-execution SQL used (float8 division;
+ * round(numeric) half away from zero). Distinct customers are merged by the caller from: per whole
+ * UTC month `[$12, $13)` its stored sketch; per other whole day its stored sketch (per day of a whole
+ * month only its count, at `day` granularity, for its bucket); both returned only while their
+ * checksum equals the one their day rows add up to now (else the count is null and the caller folds
+ * them anew); per bucket, the hashed customers of the other hours (exact sets) and of the edges.
  * `$1` parent, `$2` organization, `$9` granularity.
  */
 function summarySql(s: Source): string {
@@ -89,8 +110,10 @@ function summarySql(s: Source): string {
     : '';
   const edgeMessages = s.messages ? `COALESCE(m.sent, 0) AS sent, COALESCE(m.received, 0) AS received` : '0 AS sent, 0 AS received';
   const hourMessages = s.messages ? `h.messages_sent, h.messages_received` : '0, 0';
+  const none = `NULL::timestamptz AS day, NULL::boolean AS covered, NULL::bytea AS sketch, NULL::text[] AS hashes`;
   return `
   WITH edge AS MATERIALIZED (${s.edges})${messages},
+  day_rows AS MATERIALIZED (${s.days}),
   facts AS (
     SELECT ${bucket('edge.at')} AS bucket, edge.channel, 1 AS executions, (edge.status = 'success')::int AS successful,
            (edge.status = 'failed')::int AS failed, CASE WHEN edge.status <> 'running' THEN edge.duration_ms ELSE 0 END::bigint AS duration_sum,
@@ -99,13 +122,17 @@ function summarySql(s: Source): string {
     UNION ALL
     SELECT ${bucket('h.hour')}, h.channel, h.executions, h.successful, h.failed, h.duration_sum, ${hourMessages}
       FROM (${s.hours}) h
-  ), pairs AS MATERIALIZED (
-    -- Each customer once per bucket (hashed), then counted per bucket and, deduplicated again, overall.
-    SELECT DISTINCT bucket, customer FROM (
-      SELECT ${bucket('edge.at')} AS bucket, edge.customer FROM edge WHERE edge.customer IS NOT NULL
-      UNION ALL
-      SELECT ${bucket('c.hour')}, c.customer FROM (${s.customers}) c
-    ) u
+    UNION ALL
+    SELECT ${bucket('h.day')}, h.channel, h.executions, h.successful, h.failed, h.duration_sum, ${hourMessages}
+      FROM day_rows h
+  ), days AS (
+    SELECT day, sum(customer_checksum)::bigint AS checksum, (day >= $12 AND day < $13) AS covered FROM day_rows GROUP BY day
+  ), months AS (
+    SELECT date_trunc('month', day, 'UTC') AS month, sum(checksum)::bigint AS checksum FROM days WHERE covered GROUP BY 1
+  ), hashed AS (
+    SELECT ${bucket('edge.at')} AS bucket, hashtextextended(edge.customer, 0) AS hash FROM edge WHERE edge.customer IS NOT NULL
+    UNION ALL
+    SELECT ${bucket('c.hour')}, hashtextextended(c.customer, 0) FROM (${s.customers}) c
   )
   SELECT 'counts' AS kind, GROUPING(bucket)::int AS all_buckets, GROUPING(channel)::int AS all_channels,
          bucket AT TIME ZONE 'UTC' AS bucket, channel,
@@ -113,15 +140,26 @@ function summarySql(s: Source): string {
          COALESCE(sum(failed), 0)::int AS failed,
          sum(successful)::float8 / NULLIF(sum(successful) + sum(failed), 0) AS success_rate,
          round(sum(duration_sum)::numeric / NULLIF(sum(successful) + sum(failed), 0))::int AS average_duration_ms,
-         0 AS unique_customers, COALESCE(sum(sent), 0)::int AS messages_sent, COALESCE(sum(received), 0)::int AS messages_received
+         0 AS unique_customers, COALESCE(sum(sent), 0)::int AS messages_sent, COALESCE(sum(received), 0)::int AS messages_received,
+         ${none}
     FROM facts
    GROUP BY GROUPING SETS ((bucket), (channel), ())
   -- Rollup rows can hold zeros (after a deletion): a bucket or channel shows only with executions.
   HAVING sum(executions) <> 0 OR (GROUPING(bucket) = 1 AND GROUPING(channel) = 1)
   UNION ALL
-  SELECT 'customers', 0, 1, bucket AT TIME ZONE 'UTC', NULL, 0, 0, 0, NULL, NULL, count(*)::int, 0, 0 FROM pairs GROUP BY bucket
+  SELECT 'day', 0, 1, ${bucket('d.day')} AT TIME ZONE 'UTC', NULL, 0, 0, 0, NULL, NULL,
+         CASE WHEN s.checksum = d.checksum THEN s.customers END, 0, 0, d.day, d.covered,
+         CASE WHEN s.checksum = d.checksum AND NOT d.covered THEN s.sketch END, NULL
+    FROM days d LEFT JOIN (${s.sketches}) s ON s.span = 'day' AND s.start = d.day
+   -- A day of a whole month only counts on its own, as a bucket.
+   WHERE NOT d.covered OR $9 = 'day'
   UNION ALL
-  SELECT 'customers', 1, 1, NULL, NULL, 0, 0, 0, NULL, NULL, (SELECT count(*) FROM (SELECT DISTINCT customer FROM pairs) d)::int, 0, 0`;
+  SELECT 'month', 0, 1, ${bucket('m.month')} AT TIME ZONE 'UTC', NULL, 0, 0, 0, NULL, NULL,
+         CASE WHEN s.checksum = m.checksum THEN s.customers END, 0, 0, m.month, NULL, CASE WHEN s.checksum = m.checksum THEN s.sketch END, NULL
+    FROM months m LEFT JOIN (${s.sketches}) s ON s.span = 'month' AND s.start = m.month
+  UNION ALL
+  SELECT 'hashes', 0, 1, bucket AT TIME ZONE 'UTC', NULL, 0, 0, 0, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, array_agg(DISTINCT hash)::text[]
+    FROM hashed GROUP BY bucket`;
 }
 
 const WORKFLOW_SQL = summarySql({
@@ -133,8 +171,16 @@ const WORKFLOW_SQL = summarySql({
     SELECT we.id, we.status, we.duration_ms, we.customer_ref, COALESCE(we.channel, 'unknown'), we.started_at
       FROM workflow_executions we
      WHERE we.workflow_id = $1 AND we.organization_id = $2 AND we.started_at >= $5 AND we.started_at <= $6`,
-  hours: `SELECT * FROM workflow_execution_hours WHERE workflow_id = $1 AND organization_id = $2 AND hour >= $7 AND hour < $8`,
-  customers: `SELECT hour, customer FROM workflow_customer_hours WHERE workflow_id = $1 AND hour >= $7 AND hour < $8`,
+  hours: `
+    SELECT hour, channel, executions, successful, failed, duration_sum, messages_sent, messages_received FROM workflow_execution_hours WHERE workflow_id = $1 AND organization_id = $2 AND hour >= $7 AND hour < $10
+    UNION ALL
+    SELECT hour, channel, executions, successful, failed, duration_sum, messages_sent, messages_received FROM workflow_execution_hours WHERE workflow_id = $1 AND organization_id = $2 AND hour >= $11 AND hour < $8`,
+  customers: `
+    SELECT hour, customer FROM workflow_customer_hours WHERE workflow_id = $1 AND hour >= $7 AND hour < $10
+    UNION ALL
+    SELECT hour, customer FROM workflow_customer_hours WHERE workflow_id = $1 AND hour >= $11 AND hour < $8`,
+  days: `SELECT day, channel, executions, successful, failed, duration_sum, messages_sent, messages_received, customer_checksum FROM workflow_execution_days WHERE workflow_id = $1 AND organization_id = $2 AND day >= $10 AND day < $11`,
+  sketches: `SELECT span, start, checksum, customers, sketch FROM workflow_customer_sketches WHERE workflow_id = $1 AND start >= $10 AND start < $11`,
   messages: true,
 });
 
@@ -148,8 +194,16 @@ const TRIGGER_SQL = summarySql({
     SELECT te.id, te.status, te.duration_ms, te.input->>'customer_id', COALESCE(te.input->>'channel', 'unknown'), te.triggered_at
       FROM trigger_executions te
      WHERE te.trigger_id = $1 AND te.organization_id = $2 AND te.triggered_at >= $5 AND te.triggered_at <= $6`,
-  hours: `SELECT * FROM trigger_execution_hours WHERE trigger_id = $1 AND organization_id = $2 AND hour >= $7 AND hour < $8`,
-  customers: `SELECT hour, customer FROM trigger_customer_hours WHERE trigger_id = $1 AND hour >= $7 AND hour < $8`,
+  hours: `
+    SELECT hour, channel, executions, successful, failed, duration_sum FROM trigger_execution_hours WHERE trigger_id = $1 AND organization_id = $2 AND hour >= $7 AND hour < $10
+    UNION ALL
+    SELECT hour, channel, executions, successful, failed, duration_sum FROM trigger_execution_hours WHERE trigger_id = $1 AND organization_id = $2 AND hour >= $11 AND hour < $8`,
+  customers: `
+    SELECT hour, customer FROM trigger_customer_hours WHERE trigger_id = $1 AND hour >= $7 AND hour < $10
+    UNION ALL
+    SELECT hour, customer FROM trigger_customer_hours WHERE trigger_id = $1 AND hour >= $11 AND hour < $8`,
+  days: `SELECT day, channel, executions, successful, failed, duration_sum, customer_checksum FROM trigger_execution_days WHERE trigger_id = $1 AND organization_id = $2 AND day >= $10 AND day < $11`,
+  sketches: `SELECT span, start, checksum, customers, sketch FROM trigger_customer_sketches WHERE trigger_id = $1 AND start >= $10 AND start < $11`,
   messages: false,
 });
 
@@ -160,42 +214,134 @@ const TRIGGER_SUMMARY = new SqlStatement<RawRow>(TRIGGER_SQL, { prepareAs: 'metr
 /** The statements as sent, for bench/explain-history.mjs (the plans of docs/PERFORMANCE.md). */
 export const METRICS_STATEMENTS = { workflow: WORKFLOW_SUMMARY, trigger: TRIGGER_SUMMARY };
 
+/** The first instant of the UTC month `offset` months after `d`'s (any year: `Date.UTC` maps years 0–99 to 19xx). */
+function monthStart(d: Date, offset: number): Date {
+  const m = new Date(0);
+  m.setUTCFullYear(d.getUTCFullYear(), d.getUTCMonth() + offset, 1);
+  return m;
+}
+
+/**
+ * The whole UTC days `[daysFrom, daysTo)` inside the whole hours of a period, read from day rows and
+ * day sketches (none at `hour` granularity, whose buckets need each hour's exact set anyway), and
+ * the whole UTC months `[monthsFrom, monthsTo)` inside those, whose customers come from month
+ * sketches (at `day` and `month` granularity: a week can straddle two months). Empty ranges as
+ * `[x, x)`.
+ */
+export function wholeSpans(s: PeriodSplit, granularity: Period['granularity']): { daysFrom: Date; daysTo: Date; monthsFrom: Date; monthsTo: Date } {
+  const from = Math.ceil(s.hoursFrom.getTime() / DAY_MS) * DAY_MS;
+  const to = Math.floor(s.hoursTo.getTime() / DAY_MS) * DAY_MS;
+  if (granularity === 'hour' || from >= to) return { daysFrom: s.hoursFrom, daysTo: s.hoursFrom, monthsFrom: s.hoursFrom, monthsTo: s.hoursFrom };
+  const f = new Date(from);
+  const firstMonth = f.getUTCDate() === 1 ? f : monthStart(f, 1);
+  const t = new Date(to);
+  const lastMonth = monthStart(t, 0);
+  const months = granularity !== 'week' && firstMonth < lastMonth;
+  return {
+    daysFrom: f,
+    daysTo: t,
+    monthsFrom: months ? firstMonth : f,
+    monthsTo: months ? lastMonth : f,
+  };
+}
+
+/** The values a summary statement binds for a period. */
+export function summaryValues(id: string, organizationId: string, period: Period): unknown[] {
+  const s = splitPeriod(period.start, period.end);
+  const w = wholeSpans(s, period.granularity);
+  return [id, organizationId, s.rawFrom, s.rawTo, s.rawFrom2, s.rawTo2, s.hoursFrom, s.hoursTo, period.granularity, w.daysFrom, w.daysTo, w.monthsFrom, w.monthsTo];
+}
+
+/** A day or month of distinct customers: its count, and its sketch (none for a day of a whole month). */
+interface Part {
+  customers: number;
+  sketch: Buffer | CustomerUnion | null;
+}
+
+function addPart(union: CustomerUnion, part: Part): void {
+  if (part.sketch instanceof CustomerUnion) union.addUnion(part.sketch);
+  else if (part.sketch) union.addSketch(part.sketch);
+  else throw new Error('a day of a whole month merged without its sketch');
+}
+
 /**
  * Workflow and trigger metrics from the hourly rollups, never recomputed from every execution:
- * a period's cost is its number of hours (and distinct customers per hour), plus the executions
- * of its two partial end hours. Buckets are UTC, with `date_trunc` semantics (ISO weeks start on
- * Monday); an hour always lies within one bucket of any granularity.
+ * a period's cost is its number of hours, plus the executions of its two partial end hours, plus
+ * for distinct customers one sketch per whole UTC day and the exact customer sets of the other
+ * hours. Buckets are UTC, with `date_trunc` semantics (ISO weeks start on Monday); an hour, and at
+ * day, week and month granularity a UTC day, always lies within one bucket.
+ *
+ * Unique customers are exact while every part merged is exact (hour sets, edges, day sketches of
+ * up to 2,048 customers); beyond, a HyperLogLog estimate with a relative standard error of 0.81 %
+ * (src/executions/customer-sketch.ts). Every other figure is exact.
  */
 export class ExecutionMetricsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly query: Query;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.query = async (sql, values) => (await ((dataSource.driver as PostgresDriver).master as Pool).query(sql, values)).rows;
+  }
 
   workflow(organizationId: string, workflowId: string, period: Period): Promise<ExecutionSummary> {
-    return this.summarise(WORKFLOW_SUMMARY, organizationId, workflowId, period);
+    return this.summarise(WORKFLOW_SUMMARY, WORKFLOW_SKETCHES, organizationId, workflowId, period);
   }
 
   trigger(organizationId: string, triggerId: string, period: Period): Promise<ExecutionSummary> {
-    return this.summarise(TRIGGER_SUMMARY, organizationId, triggerId, period);
+    return this.summarise(TRIGGER_SUMMARY, TRIGGER_SKETCHES, organizationId, triggerId, period);
   }
 
-  private async summarise(statement: SqlStatement<RawRow>, organizationId: string, id: string, period: Period): Promise<ExecutionSummary> {
-    const s = splitPeriod(period.start, period.end);
-    const rows = await statement.run(this.dataSource, [
-      id, organizationId, s.rawFrom, s.rawTo, s.rawFrom2, s.rawTo2, s.hoursFrom, s.hoursTo, period.granularity,
-    ]);
+  private async summarise(statement: SqlStatement<RawRow>, tables: SketchTables, organizationId: string, id: string, period: Period): Promise<ExecutionSummary> {
+    const rows = await statement.run(this.dataSource, summaryValues(id, organizationId, period));
     const summary: ExecutionSummary = { totals: { ...EMPTY }, channels: {}, buckets: [] };
-    const customers = new Map<number, number>();
-    let allCustomers = 0;
-    for (const { kind, all_buckets, all_channels, bucket, channel, ...figures } of rows) {
-      if (kind === 'customers') {
-        if (all_buckets === 1) allCustomers = figures.unique_customers;
-        else if (bucket) customers.set(bucket.getTime(), figures.unique_customers);
+    // Per bucket, its parts (a bucket of one span alone takes that span's stored count); overall,
+    // every part but the days of whole months, which their months cover.
+    const buckets = new Map<number, { spans: Part[]; hashes: string[] }>();
+    const partsOf = (bucket: Date) => {
+      let p = buckets.get(bucket.getTime());
+      if (!p) buckets.set(bucket.getTime(), (p = { spans: [], hashes: [] }));
+      return p;
+    };
+    const overall: Part[] = [];
+    const stale: Record<Span, { start: Date; place: (p: Part) => void }[]> = { day: [], month: [] };
+    for (const { kind, all_buckets, all_channels, bucket, channel, day, covered, sketch, hashes, ...figures } of rows) {
+      if (kind === 'day' || kind === 'month') {
+        // A month is a bucket of its own at month granularity only.
+        const inBucket = kind === 'day' || period.granularity === 'month';
+        const place = (part: Part) => {
+          if (inBucket) partsOf(bucket as Date).spans.push(part);
+          if (!covered) overall.push(part);
+        };
+        if (figures.unique_customers === null) stale[kind].push({ start: day as Date, place });
+        else place({ customers: figures.unique_customers, sketch });
+        continue;
+      }
+      if (kind === 'hashes') {
+        partsOf(bucket as Date).hashes.push(...(hashes as string[]));
         continue;
       }
       if (all_buckets === 1 && all_channels === 1) summary.totals = figures;
       else if (all_buckets === 1) summary.channels[channel ?? UNKNOWN_CHANNEL] = figures.executions;
       else if (bucket) summary.buckets.push({ ...figures, date: bucket });
     }
-    summary.totals.unique_customers = allCustomers;
+    for (const span of ['day', 'month'] as const) {
+      const folded = await foldSpans(this.query, tables, id, span, stale[span].map((s) => s.start));
+      folded.forEach((f, i) => stale[span][i].place({ customers: f.customers, sketch: f.union }));
+    }
+    const all = new CustomerUnion();
+    for (const part of overall) addPart(all, part);
+    const customers = new Map<number, number>();
+    for (const [time, p] of buckets) {
+      for (const h of p.hashes) all.addHash(h);
+      if (p.spans.length === 1 && p.hashes.length === 0) {
+        customers.set(time, p.spans[0].customers);
+        continue;
+      }
+      const union = new CustomerUnion();
+      for (const h of p.hashes) union.addHash(h);
+      for (const part of p.spans) addPart(union, part);
+      customers.set(time, union.count());
+    }
+    summary.totals.unique_customers = all.count();
     for (const b of summary.buckets) b.unique_customers = customers.get(b.date.getTime()) ?? 0;
     summary.buckets.sort((a, b) => a.date.getTime() - b.date.getTime());
     return summary;

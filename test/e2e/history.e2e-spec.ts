@@ -594,6 +594,26 @@ describe('history: metrics from the hourly rollups equal the recorded rows', () 
       `INSERT INTO customers (organization_id, external_id, first_seen_at, last_seen_at) VALUES ($1, 'metrics-customer', now(), now()) RETURNING id`,
       [org.id],
     );
+    // Months of history before: whole days and whole months of executions, some customers
+    // returning across days and months (their distinct counts come from day and month sketches).
+    await ds.query(
+      `WITH g AS (
+         SELECT i, uuid_v7() AS id, timestamptz '2025-01-03' + i * interval '9 hours 13 minutes' AS started_at,
+                (ARRAY['success', 'failed', 'running'])[1 + i % 3] AS status, (ARRAY['whatsapp', NULL])[1 + i % 2] AS channel,
+                CASE WHEN i % 5 = 0 THEN NULL ELSE 'old-customer-' || (i % 97) END AS customer
+           FROM generate_series(1, 400) i
+       ), e AS (
+         INSERT INTO workflow_executions (id, organization_id, workflow_id, workflow_version, trigger_id, customer_ref, channel, status, input, started_at, completed_at, duration_ms)
+         SELECT id, $1, $2, 1, $3, customer, channel, status, '{}', started_at,
+                CASE WHEN status <> 'running' THEN started_at + i * interval '1 second' END, CASE WHEN status <> 'running' THEN i * 1000 END
+           FROM g RETURNING id
+       )
+       INSERT INTO trigger_executions (organization_id, trigger_id, workflow_id, workflow_execution_id, status, input, triggered_at, completed_at, duration_ms)
+       SELECT $1, $3, $2, id, status, jsonb_build_object('customer_id', customer, 'channel', channel), started_at,
+              CASE WHEN status <> 'running' THEN started_at + i * interval '1 second' END, CASE WHEN status <> 'running' THEN i * 1000 END
+         FROM g`,
+      [org.id, wf, trigger],
+    );
     // Messages of about half the executions, in both directions, some written hours later.
     await addMessages(0);
   });
@@ -620,6 +640,10 @@ describe('history: metrics from the hourly rollups equal the recorded rows', () 
     ['2025-05-20', '2025-06-30'],
     ['2025-06-03T12:00:00.001Z', '2025-06-03T12:00:00.001Z'],
     ['2024-06-01', '2025-06-01'],
+    ['2025-01-01', '2025-06-30'],
+    ['2025-01-15T07:30:00Z', '2025-04-30'],
+    ['2025-02-01', '2025-02-28T23:59:59.999Z'],
+    ['2025-02-03', '2025-03-09'],
   ];
 
   async function compareAll() {
@@ -656,6 +680,64 @@ describe('history: metrics from the hourly rollups equal the recorded rows', () 
     await ds.query(`DELETE FROM workflow_executions WHERE id IN (SELECT id FROM workflow_executions WHERE workflow_id = $1 ORDER BY started_at LIMIT 12)`, [wf]);
     await ds.query(`DELETE FROM trigger_executions WHERE id IN (SELECT id FROM trigger_executions WHERE trigger_id = $1 ORDER BY id LIMIT 12)`, [trigger]);
     await compareAll();
+  });
+
+  it('after a customer is added to, moved within and removed from past whole days and months (their sketches folded anew)', async () => {
+    await ds.query(
+      `INSERT INTO workflow_executions (organization_id, workflow_id, workflow_version, customer_ref, channel, status, input, started_at)
+       VALUES ($1, $2, 1, 'late-customer', 'whatsapp', 'running', '{}', '2025-02-10T10:00:00Z')`,
+      [org.id, wf],
+    );
+    await ds.query(`UPDATE workflow_executions SET customer_ref = 'moved-customer' WHERE workflow_id = $1 AND customer_ref = 'old-customer-7'`, [wf]);
+    await ds.query(`UPDATE trigger_executions SET input = input || '{"customer_id": "moved-customer"}' WHERE trigger_id = $1 AND input->>'customer_id' = 'old-customer-8'`, [trigger]);
+    await ds.query(`DELETE FROM workflow_executions WHERE workflow_id = $1 AND customer_ref = 'old-customer-9'`, [wf]);
+    await compareAll();
+  });
+
+  it('estimates unique customers of dense sketches within three standard errors; every other figure exact', async () => {
+    const dense = (await createWorkflow(t, org)).id;
+    const denseTrigger = await insertTrigger(ds, { organizationId: org.id, workflowId: dense, name: 'Dense trigger' });
+    // 12,000 executions over three days of March, 9,000 customers: every day sketch dense.
+    await ds.query(
+      `WITH g AS (
+         SELECT i, uuid_v7() AS id, timestamptz '2025-03-10' + i * interval '21 seconds' AS started_at, 'dense-' || (i * 7 % 9000) AS customer
+           FROM generate_series(1, 12000) i
+       ), e AS (
+         INSERT INTO workflow_executions (id, organization_id, workflow_id, workflow_version, customer_ref, channel, status, input, started_at, completed_at, duration_ms)
+         SELECT id, $1, $2, 1, customer, 'whatsapp', 'success', '{}', started_at, started_at + interval '1 second', 1000 FROM g RETURNING id
+       )
+       INSERT INTO trigger_executions (organization_id, trigger_id, workflow_id, workflow_execution_id, status, input, triggered_at, completed_at, duration_ms)
+       SELECT $1, $3, $2, id, 'success', jsonb_build_object('customer_id', customer, 'channel', 'whatsapp'), started_at, started_at + interval '1 second', 1000
+         FROM g`,
+      [org.id, dense, denseTrigger],
+    );
+    const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM workflow_customer_sketches WHERE workflow_id = $1`, [dense]);
+    expect(n).toBe(0);
+    for (const [start_date, end_date, granularity] of [['2025-03-01', '2025-03-31', 'day'], ['2025-01-01', '2025-06-30', 'month'], ['2025-03-11', '2025-03-11', 'hour']]) {
+      for (const kind of ['workflow', 'trigger'] as const) {
+        const path = kind === 'workflow' ? `/v1/workflows/${dense}/metrics` : `/v1/triggers/${denseTrigger}/metrics`;
+        const res = await t.http.get(path).query({ start_date, end_date, granularity }).set(org.auth('read_only'));
+        expect(res.status).toBe(200);
+        const want = await rawMetrics(ds, kind, kind === 'workflow' ? dense : denseTrigger, new Date(res.body.data.period.start_date), new Date(res.body.data.period.end_date), granularity);
+        const { unique_customers: got, ...rest } = res.body.data.metrics;
+        const { unique_customers: exact, ...wantRest } = want.metrics;
+        expect(rest).toEqual(wantRest);
+        expect(exact).toBeGreaterThan(2048);
+        expect(Math.abs(got - (exact as number)) / (exact as number)).toBeLessThan(3 * 0.0082);
+        // Per bucket too (workflow buckets carry unique customers).
+        expect(res.body.data.daily_metrics.length).toBe(want.daily_metrics.length);
+        res.body.data.daily_metrics.forEach((b: Record<string, number>, i: number) => {
+          const w = want.daily_metrics[i] as Record<string, number>;
+          expect({ ...b, unique_customers: 0 }).toEqual({ ...w, unique_customers: 0 });
+          if (kind === 'workflow') expect(Math.abs(b.unique_customers - w.unique_customers)).toBeLessThanOrEqual(Math.max(0, 3 * 0.0082 * w.unique_customers));
+        });
+      }
+    }
+    // The days and the month read were folded once and stored, dense.
+    const stored = await ds.query(`SELECT span, length(sketch) AS bytes FROM workflow_customer_sketches WHERE workflow_id = $1 ORDER BY span, start`, [dense]);
+    expect(stored).toEqual([
+      { span: 'day', bytes: 16385 }, { span: 'day', bytes: 16385 }, { span: 'day', bytes: 16385 }, { span: 'month', bytes: 16385 },
+    ]);
   });
 
   it('reads whole hours from the rollup rows, which hold every execution of the workflow', async () => {

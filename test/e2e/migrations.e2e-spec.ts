@@ -112,9 +112,28 @@ describe('migrations', () => {
     const [{ n }] = await db.query(`SELECT sum(executions)::int AS n FROM workflow_execution_hours WHERE organization_id = $1`, [a.id]);
     expect(n).toBe(40);
     await expectRollupsMatchRows(db, a.id);
+    await expectSketchesMatchRows(a.id);
     await seedHistory(a.id);
     await expectRollupsMatchRows(db, a.id);
   });
+
+  /** Every stored day and month sketch of the organization is current and counts its distinct customers exactly (sparse). */
+  const expectSketchesMatchRows = async (organizationId: string) => {
+    const stored = await db.query(
+      `SELECT s.workflow_id, s.span, s.start, s.customers, s.checksum::text AS checksum FROM workflow_customer_sketches s
+         JOIN workflows w ON w.id = s.workflow_id WHERE w.organization_id = $1 ORDER BY 1, 2, 3`,
+      [organizationId],
+    );
+    const rows = await db.query(
+      `SELECT workflow_id, span, date_trunc(span, started_at, 'UTC') AS start, count(DISTINCT customer_ref)::int AS customers,
+              COALESCE(sum(hashtextextended(customer_ref, 0) & 2147483647), 0)::bigint::text AS checksum
+         FROM workflow_executions CROSS JOIN (VALUES ('day'), ('month')) AS v(span)
+        WHERE organization_id = $1 AND customer_ref IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+      [organizationId],
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    expect(stored).toEqual(rows);
+  };
 
   it('keys new rows of the execution tables with time-ordered UUIDs (version 7); existing rows keep theirs', async () => {
     const [a] = await db.query(`SELECT id FROM organizations WHERE name = 'a'`);
@@ -167,7 +186,7 @@ describe('migrations', () => {
     expect(await indexes()).not.toContain('idx_workflows_org_name_trgm');
     const [{ d }] = await db.query(`SELECT column_default AS d FROM information_schema.columns WHERE table_name = 'messages' AND column_name = 'id'`);
     expect(d).toBe('gen_random_uuid()');
-    const rollups = await db.query(`SELECT tablename FROM pg_tables WHERE tablename LIKE '%_hours'`);
+    const rollups = await db.query(`SELECT tablename FROM pg_tables WHERE tablename LIKE '%_hours' OR tablename LIKE '%_days' OR tablename LIKE '%_sketches'`);
     expect(rollups).toEqual([]);
     expect(await db.query(`SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'webhook%' OR table_name = 'jwt_clients'`)).toEqual([]);
     expect(await db.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'organizations' AND column_name = 'workflows_version'`)).toEqual([]);
@@ -190,5 +209,6 @@ describe('migrations', () => {
     await expectRollupsMatchRows(db, a.id);
     const [{ n }] = await db.query(`SELECT sum(executions)::int AS n FROM workflow_execution_hours WHERE organization_id = $1`, [a.id]);
     expect(n).toBe(160);
+    await expectSketchesMatchRows(a.id);
   });
 });

@@ -21,7 +21,10 @@ export class TriggerMetricsTotals {
   @ApiProperty(INT) failed_executions: number;
   @ApiProperty(RATE) success_rate: number | null;
   @ApiProperty(AVERAGE) average_duration_ms: number | null;
-  @ApiProperty({ ...INT, description: 'Distinct customer ids' }) unique_customers: number;
+  @ApiProperty({
+    ...INT,
+    description:
+      'Distinct customer ids of the executions. Exact up to 2,048 per UTC day or month merged (and always at `hour` granularity); beyond, a HyperLogLog estimate with a relative standard error of 0.81 %' }) unique_customers: number;
   @ApiProperty(CHANNEL_COUNTS) channel_breakdown: Record<string, number>;
 }
 
@@ -48,7 +51,7 @@ export class WorkflowMetricsTotals extends TriggerMetricsTotals {
 export class WorkflowMetricsBucket extends TriggerMetricsBucket {
   @ApiProperty(INT) messages_sent: number;
   @ApiProperty(INT) messages_received: number;
-  @ApiProperty(INT) unique_customers: number;
+  @ApiProperty({ ...INT, description: 'Distinct customer ids of the executions in the bucket. Exact up to 2,048 per UTC day or month merged (and always at `hour` granularity); beyond, a HyperLogLog estimate with a relative standard error of 0.81 %' }) unique_customers: number;
 }
 
 export class WorkflowMetricsResponse {
