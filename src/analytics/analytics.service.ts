@@ -1,3 +1,5 @@
+import type { Granularity } from '../common/date-range.js';
+import { ExecutionMetricsService } from '../executions/metrics.service.js';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
@@ -100,6 +102,7 @@ export class AnalyticsService {
     private readonly workflows: WorkflowsService,
     private readonly health: HealthService,
     private readonly redis: RedisService,
+    private readonly executionMetrics: ExecutionMetricsService,
   ) {
     this.repository = new AnalyticsRepository(dataSource);
   }
@@ -130,7 +133,7 @@ export class AnalyticsService {
     const split = wholeHourOffsets(p.timezone, p.start, p.end) ? splitPeriod(p.start, p.end) : rawOnly(p);
     const [rows, customers, satisfaction, groups, buckets] = await Promise.all([
       this.repository.workflowCounts(org, workflow.id, split, p.timezone, p.granularity, middle),
-      this.repository.workflowCustomers(org, workflow.id, p.start, p.end, p.timezone, p.granularity),
+      this.workflowCustomers(org, workflow.id, p),
       selected.includes('customer_satisfaction') ? this.repository.workflowSatisfaction(org, workflow.id, p.start, p.end) : null,
       query.group_by && query.group_by.length > 0 ? this.repository.workflowGroups(org, workflow.id, p.start, p.end) : [],
       this.repository.buckets(p.start, p.end, p.timezone, p.granularity),
@@ -317,6 +320,21 @@ export class AnalyticsService {
       journey.drop_off_points = points;
     }
     return { period: this.periodOf(p), journey };
+  }
+
+  /**
+   * Distinct customers per bucket and overall. In UTC, from the rollups' customer sketches (exact up
+   * to 2,048 customers, a HyperLogLog estimate with 0.81% standard error beyond: what keeps a year
+   * fast); in any other zone the sketches' UTC days do not line up with the buckets, so they are
+   * counted exactly from the executions.
+   */
+  private async workflowCustomers(org: string, workflowId: string, p: { start: Date; end: Date; timezone: string; granularity: Granularity }) {
+    if (p.timezone !== 'UTC') return this.repository.workflowCustomers(org, workflowId, p.start, p.end, p.timezone, p.granularity);
+    const { total, buckets } = await this.executionMetrics.workflowCustomers(org, workflowId, { start: p.start, end: p.end, granularity: p.granularity });
+    return [
+      { kind: 'total' as const, key: null, unique_customers: total },
+      ...buckets.map((b) => ({ kind: 'bucket' as const, key: b.date.toISOString().slice(0, 19), unique_customers: b.unique_customers })),
+    ];
   }
 
   async realtime(org: string, query: RealtimeQuery, now = new Date()): Promise<RealtimeResponse> {

@@ -71,6 +71,16 @@ export class ExecutionMetricsService {
     };
   }
 
+  /**
+   * Distinct customers of a workflow over a UTC period, overall and per UTC bucket (only buckets
+   * with executions), from the rollups' customer sketches: exact up to 2,048 customers, a
+   * HyperLogLog estimate (0.81% standard error) beyond. For analytics, which buckets in UTC alike.
+   */
+  async workflowCustomers(organizationId: string, workflowId: string, period: Period): Promise<{ total: number; buckets: { date: Date; unique_customers: number }[] }> {
+    const summary = await this.repository.workflow(organizationId, workflowId, period);
+    return { total: summary.totals.unique_customers, buckets: summary.buckets.map((b) => ({ date: b.date, unique_customers: b.unique_customers })) };
+  }
+
   async forTrigger(organizationId: string, triggerId: string, query: MetricsQuery, now = new Date()): Promise<TriggerMetricsResponse> {
     const period = resolvePeriod(query, now);
     const summary = await this.repository.trigger(organizationId, triggerId, period);
