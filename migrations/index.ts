@@ -8,6 +8,7 @@ import { ExecutionRollups1764288000000 } from './1764288000000-ExecutionRollups.
 import { TimeOrderedIds1764374400000 } from './1764374400000-TimeOrderedIds.js';
 import { Webhooks1765000000000 } from './1765000000000-Webhooks.js';
 import { JwtClients1766000000000 } from './1766000000000-JwtClients.js';
+import { OAuthServer1767100000000 } from './1767100000000-OAuthServer.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -18,4 +19,5 @@ export const MIGRATIONS = [
   TimeOrderedIds1764374400000,
   Webhooks1765000000000,
   JwtClients1766000000000,
+  OAuthServer1767100000000,
 ];
