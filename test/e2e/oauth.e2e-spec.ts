@@ -553,7 +553,7 @@ describe('OAuth 2.0 authorization server', () => {
       const spa = await register(['workflows:read'], 'none');
       const res = await fetch(`${main.base}/oauth/introspect`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: 'x', client_id: spa.client.client_id }) });
       expect(res.status).toBe(401);
-      expect((await res.json()).error).toBe('invalid_client');
+      expect(((await res.json()) as { error: string }).error).toBe('invalid_client');
     });
   });
 });

@@ -148,7 +148,7 @@ export class OAuthController {
         grant_type: { type: 'string', enum: ['authorization_code', 'refresh_token'] },
         code: STRING(256),
         redirect_uri: STRING(2000),
-        code_verifier: STRING(128, { minLength: 43, pattern: '^[A-Za-z0-9._~-]+$' }),
+        code_verifier: STRING(128, { minLength: 43, pattern: '^[A-Za-z0-9._~-]{43,128}$', description: 'PKCE (RFC 7636): required when the authorization request carried a code_challenge' }),
         refresh_token: STRING(256),
         scope: STRING(1000, { description: 'refresh_token only: narrow the access token to these scopes' }),
         ...CLIENT_AUTH_FIELDS,
