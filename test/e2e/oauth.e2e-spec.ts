@@ -1,10 +1,13 @@
 import { createServer } from 'node:net';
 import * as oauth from 'oauth4webapi';
 import { DataSource } from 'typeorm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { UsersService } from '../../src/auth/users/users.service.js';
 import { createWorkflow } from '../factories/workflows.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
+
+// Every sign-in runs scrypt (N=2^17): seconds each on a loaded machine, and some tests sign in several times.
+vi.setConfig({ testTimeout: 180_000 });
 
 const OLD_KEY = 'old-signing-key-0123456789abcdef-0123456789';
 const NEW_KEY = 'new-signing-key-fedcba9876543210-9876543210';
