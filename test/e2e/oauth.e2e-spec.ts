@@ -3,6 +3,7 @@ import * as oauth from 'oauth4webapi';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { UsersService } from '../../src/auth/users/users.service.js';
+import { createTrigger } from '../factories/triggers.js';
 import { createWorkflow } from '../factories/workflows.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 
@@ -488,6 +489,24 @@ describe('OAuth 2.0 authorization server', () => {
       // Credential management is never reachable with a token.
       const manage = await main.t.http.get('/v1/oauth/clients').set(bearer(access_token));
       expect([manage.status, manage.body.error.code]).toEqual([403, 'SCOPE_INSUFFICIENT']);
+    });
+
+    it("an api trigger with authentication oauth is fired by an OAuth token only (403 INSUFFICIENT_PERMISSIONS for others)", async () => {
+      const workflow = await createWorkflow(main.t, org);
+      const registered = await register(['triggers:write']);
+      const { access_token } = await tokens(registered);
+      const cases: [string, Record<string, string>, number][] = [
+        ['oauth', bearer(access_token), 202],
+        ['oauth', org.auth('read_write'), 403],
+        ['api_key', bearer(access_token), 403],
+        ['any', bearer(access_token), 202],
+      ];
+      for (const [authentication, auth, status] of cases) {
+        const trigger = await createTrigger(main.t, org, workflow.id, 'api', { authentication });
+        const res = await main.t.http.post(`/v1/triggers/${trigger.id}/fire`).set(auth).send({ data: { n: 1 } });
+        expect(res.status, `${authentication} ${auth.Authorization.slice(0, 12)}`).toBe(status);
+        if (status === 403) expect(res.body.error.code).toBe('INSUFFICIENT_PERMISSIONS');
+      }
     });
 
     it('a tampered, foreign-key or garbage token is 401 INVALID_TOKEN', async () => {
