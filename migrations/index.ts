@@ -8,6 +8,7 @@ import { ExecutionRollups1764288000000 } from './1764288000000-ExecutionRollups.
 import { TimeOrderedIds1764374400000 } from './1764374400000-TimeOrderedIds.js';
 import { Webhooks1765000000000 } from './1765000000000-Webhooks.js';
 import { JwtClients1766000000000 } from './1766000000000-JwtClients.js';
+import { OAuthServer1767100000000 } from './1767100000000-OAuthServer.js';
 import { MetricsCustomerSketches1767300000000 } from './1767300000000-MetricsCustomerSketches.js';
 import { AnalyticsReadIndexes1767312000000 } from './1767312000000-AnalyticsReadIndexes.js';
 import { ListsWorkflowsVersion1767400000000 } from './1767400000000-ListsWorkflowsVersion.js';
@@ -22,6 +23,7 @@ export const MIGRATIONS = [
   TimeOrderedIds1764374400000,
   Webhooks1765000000000,
   JwtClients1766000000000,
+  OAuthServer1767100000000,
   MetricsCustomerSketches1767300000000,
   AnalyticsReadIndexes1767312000000,
   ListsWorkflowsVersion1767400000000,

@@ -15,6 +15,8 @@ import { requestLogMiddleware } from './common/http/request-log.middleware.js';
 import type { AppConfig } from './config/app-config.js';
 import { metricsMiddleware } from './metrics/metrics.middleware.js';
 import { PetErrorResponse } from './pets/dto/pet.dto.js';
+import { OAuthErrorResponse } from './auth/oauth/dto/oauth.responses.js';
+import { OAUTH_PATH } from './common/errors/error-envelope.filter.js';
 
 export const BODY_LIMIT = '1mb';
 
@@ -25,6 +27,8 @@ export const BODY_LIMIT = '1mb';
 export const BODY_MEDIA_RULES: readonly BodyMediaRule[] = [
   // The sample pet store adds pets from a form (and, as its sample does, from JSON).
   { path: /^\/pet\/?$/, methods: ['POST'], accepts: ['application/x-www-form-urlencoded', ...JSON_MEDIA_TYPES] },
+  // The OAuth endpoints take forms (RFC 6749 §4.1.3, RFC 7009, RFC 7662; the consent page posts one).
+  { path: /^\/oauth\/(authorize|token|revoke|introspect)\/?$/, methods: ['POST'], accepts: ['application/x-www-form-urlencoded'] },
   // Inbound webhooks: whatever text a sender posts, signed over its raw bytes.
   { path: /^\/v1\/hooks\/[^/]+\/?$/, accepts: [...JSON_MEDIA_TYPES, 'text/*'] },
 ];
@@ -73,6 +77,8 @@ function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {
       .addServer(config.publicBaseUrl)
       // One line per controller tag (a tag without a description is a lint warning).
       .addTag('API keys', 'Credentials of the organization (Full Access)')
+      .addTag('OAuth clients', 'Applications that obtain OAuth 2.0 access tokens for the organization\'s users (Full Access)')
+      .addTag('OAuth 2.0', 'The authorization server outside /v1: authorization code flow with PKCE, tokens, revocation, introspection, discovery')
       .addTag('JWT clients', 'Server-to-server clients: registered public keys whose signed JWTs are credentials (Full Access)')
       .addTag('Authentication', 'Who the caller is')
       .addTag('Workflows', 'Conversational workflows, their node graphs and executions')
@@ -86,7 +92,7 @@ function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {
       .addTag('Pets (sample)', 'The sample pet store: no credential, its own envelope')
       .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key, OAuth 2.0 access token or JWT' }, 'bearer')
       .build(),
-    { extraModels: [ErrorEnvelopeDto, PetErrorResponse] },
+    { extraModels: [ErrorEnvelopeDto, PetErrorResponse, OAuthErrorResponse] },
   );
   // package.json: UNLICENSED (proprietary); a license object needs a name only.
   generated.info.license = { name: 'Proprietary' };
@@ -100,7 +106,8 @@ function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {
     ),
     bearerScheme: 'bearer',
     // The sample pet store keeps its own `{code, message}` envelope (DESIGN §11).
-    errorSchema: (path) => ({ $ref: `#/components/schemas/${path.startsWith('/pet') ? PetErrorResponse.name : ErrorEnvelopeDto.name}` }),
+    // The OAuth endpoints answer RFC 6749's `{error, error_description}` (DESIGN §4).
+    errorSchema: (path) => ({ $ref: `#/components/schemas/${path.startsWith('/pet') ? PetErrorResponse.name : OAUTH_PATH.test(path) ? OAuthErrorResponse.name : ErrorEnvelopeDto.name}` }),
   });
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', yamlDocumentUrl: 'openapi.yaml' });
 }

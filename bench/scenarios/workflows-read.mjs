@@ -4,6 +4,7 @@
 // the OAuth server is merged) an OAuth access token, with rate limits ENABLED as in production and
 // every figure raised by env so that none is reached: the cost of counting is what is measured.
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
+import { obtainOAuthToken } from '../lib/oauth-token.mjs';
 
 const BASELINE = 'nest-pg-workflow-by-id';
 const BY_ID_TARGET_RATIO = 0.75;
@@ -62,8 +63,8 @@ async function mintJwt(ctx, appUrl) {
  * PKCE, redeem the code at POST /oauth/token). Null until then: the OAuth row is left out.
  * The app's environment for it (e.g. TOKEN_SIGNING_KEY) goes into OAUTH_APP_ENV below.
  */
-export async function mintOAuthAccessToken(_ctx, _appUrl) {
-  return null;
+export async function mintOAuthAccessToken(ctx, appUrl) {
+  return obtainOAuthToken(ctx, appUrl);
 }
 const OAUTH_APP_ENV = {};
 

@@ -25,6 +25,8 @@ export interface Principal {
   organizationId: string;
   permissionLevel?: PermissionLevel;
   scopes?: string[];
+  /** OAuth tokens only: the user who authorized the client. */
+  userId?: string;
 }
 
 const LEVEL_RANK: Record<PermissionLevel, number> = { read_only: 0, read_write: 1, full_access: 2 };

@@ -12,11 +12,13 @@ export class MeResponse {
   @ApiProperty() organization_id: string;
   @ApiPropertyOptional({ enum: PERMISSION_LEVELS, description: 'API keys only' }) permission_level?: PermissionLevel;
   @ApiPropertyOptional({ type: [String], description: 'OAuth tokens and JWTs only' }) scopes?: string[];
+  @ApiPropertyOptional({ description: 'OAuth tokens only: the user who authorized the client (credential_id is the client)' }) user_id?: string;
 
   static from(p: Principal): MeResponse {
     const me: MeResponse = { credential_type: p.credentialType, credential_id: p.credentialId, name: p.name, organization_id: p.organizationId };
     if (p.permissionLevel) me.permission_level = p.permissionLevel;
     if (p.scopes) me.scopes = p.scopes;
+    if (p.userId) me.user_id = p.userId;
     return me;
   }
 }

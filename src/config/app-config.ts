@@ -10,7 +10,11 @@ export class AppConfig {
   readonly publicBaseUrl: string;
   readonly bootstrapApiKey?: string;
   readonly jwtAudience?: string;
+  /** The first of tokenSigningKeys: the key that signs and seals. */
   readonly tokenSigningKey?: string;
+  /** TOKEN_SIGNING_KEY split on commas, newest (signing) first; every one verifies. Empty when unset. */
+  readonly tokenSigningKeys: string[];
+  readonly oauthLogin: { attemptsPerIp: number; attemptsPerEmail: number; windowSeconds: number };
   readonly webhookAllowPrivateTargets: boolean;
   readonly rateLimitsEnabled: boolean;
   /** Rate-limit figures (requests per window); see RateLimitPolicies. */
@@ -63,7 +67,19 @@ export class AppConfig {
     this.publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
     this.bootstrapApiKey = env.BOOTSTRAP_API_KEY;
     this.jwtAudience = env.JWT_AUDIENCE;
-    this.tokenSigningKey = env.TOKEN_SIGNING_KEY;
+    this.tokenSigningKeys = (env.TOKEN_SIGNING_KEY ?? '').split(',').map((k) => k.trim()).filter((k) => k !== '');
+    if (this.tokenSigningKeys.some((k) => k.length < 32)) {
+      throw new ConfigError('Invalid configuration:\n  TOKEN_SIGNING_KEY: each comma-separated key must be at least 32 characters');
+    }
+    if (new Set(this.tokenSigningKeys).size !== this.tokenSigningKeys.length) {
+      throw new ConfigError('Invalid configuration:\n  TOKEN_SIGNING_KEY: a key is listed twice');
+    }
+    this.tokenSigningKey = this.tokenSigningKeys[0];
+    this.oauthLogin = {
+      attemptsPerIp: env.OAUTH_LOGIN_ATTEMPTS_PER_IP,
+      attemptsPerEmail: env.OAUTH_LOGIN_ATTEMPTS_PER_EMAIL,
+      windowSeconds: Math.max(1, Math.ceil(parseDuration(env.OAUTH_LOGIN_WINDOW) / 1000)),
+    };
     this.webhookAllowPrivateTargets = env.WEBHOOK_ALLOW_PRIVATE_TARGETS;
     this.rateLimitsEnabled = env.RATE_LIMITS_ENABLED;
     this.rateLimits = {

@@ -82,3 +82,20 @@ describe('rate-limit figures', () => {
     expect(config.rateLimits).toMatchObject({ delete: 2, analyticsExport: 1, perCredential: 100_000_000, hookPerMinute: 7 });
   });
 });
+
+describe('TOKEN_SIGNING_KEY', () => {
+  const a = 'a'.repeat(32);
+  const b = 'b'.repeat(40);
+  it('holds one key or a comma-separated list, newest first', () => {
+    expect(new AppConfig(validateEnv({ TOKEN_SIGNING_KEY: a })).tokenSigningKeys).toEqual([a]);
+    const rotated = new AppConfig(validateEnv({ TOKEN_SIGNING_KEY: `${b}, ${a}` }));
+    expect(rotated.tokenSigningKeys).toEqual([b, a]);
+    expect(rotated.tokenSigningKey).toBe(b);
+    expect(new AppConfig(validateEnv({})).tokenSigningKeys).toEqual([]);
+  });
+
+  it('refuses a short key in the list, and a key listed twice', () => {
+    expect(() => new AppConfig(validateEnv({ TOKEN_SIGNING_KEY: `${b},short` }))).toThrow(/TOKEN_SIGNING_KEY/);
+    expect(() => new AppConfig(validateEnv({ TOKEN_SIGNING_KEY: `${a},${a}` }))).toThrow(/TOKEN_SIGNING_KEY/);
+  });
+});

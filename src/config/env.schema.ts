@@ -72,10 +72,34 @@ export class EnvVars {
   @IsString()
   JWT_AUDIENCE?: string;
 
+  /**
+   * One key, or several separated by commas for rotation: the first signs (access tokens, sealed
+   * secrets), every one verifies. Each at least 32 characters (checked in AppConfig).
+   */
   @IsOptional()
   @IsString()
   @MinLength(32, { message: 'TOKEN_SIGNING_KEY must be at least 32 characters' })
+  @MaxLength(4096)
   TOKEN_SIGNING_KEY?: string;
+
+  /** Sign-in attempts on the OAuth consent page per source IP per OAUTH_LOGIN_WINDOW (then 429). */
+  @Transform(toInt)
+  @IsInt({ message: 'OAUTH_LOGIN_ATTEMPTS_PER_IP must be an integer from 1 to 100000' })
+  @Min(1, { message: 'OAUTH_LOGIN_ATTEMPTS_PER_IP must be an integer from 1 to 100000' })
+  @Max(100_000, { message: 'OAUTH_LOGIN_ATTEMPTS_PER_IP must be an integer from 1 to 100000' })
+  OAUTH_LOGIN_ATTEMPTS_PER_IP: number = 30;
+
+  /** Sign-in attempts on the OAuth consent page per email address per OAUTH_LOGIN_WINDOW (then 429). */
+  @Transform(toInt)
+  @IsInt({ message: 'OAUTH_LOGIN_ATTEMPTS_PER_EMAIL must be an integer from 1 to 100000' })
+  @Min(1, { message: 'OAUTH_LOGIN_ATTEMPTS_PER_EMAIL must be an integer from 1 to 100000' })
+  @Max(100_000, { message: 'OAUTH_LOGIN_ATTEMPTS_PER_EMAIL must be an integer from 1 to 100000' })
+  OAUTH_LOGIN_ATTEMPTS_PER_EMAIL: number = 10;
+
+  /** The window of the sign-in limits. */
+  @IsString()
+  @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'OAUTH_LOGIN_WINDOW must be a duration such as 900, 15m or 1h' })
+  OAUTH_LOGIN_WINDOW: string = '15m';
 
   @Transform(toBoolean)
   @IsBoolean({ message: 'WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false' })

@@ -1,5 +1,9 @@
 import { ApiKey } from '../auth/api-keys/entities/api-key.entity.js';
 import { JwtClient } from '../auth/jwt-clients/entities/jwt-client.entity.js';
+import { OAuthAuthorizationCode } from '../auth/oauth/entities/oauth-authorization-code.entity.js';
+import { OAuthClient } from '../auth/oauth/entities/oauth-client.entity.js';
+import { OAuthRefreshToken } from '../auth/oauth/entities/oauth-refresh-token.entity.js';
+import { OAuthRevokedToken } from '../auth/oauth/entities/oauth-revoked-token.entity.js';
 import { Organization } from '../auth/organizations/entities/organization.entity.js';
 import { User } from '../auth/users/entities/user.entity.js';
 import { OutboxEvent } from '../events/entities/outbox-event.entity.js';
@@ -23,4 +27,5 @@ export const ENTITIES = [
   Trigger, Customer, Message, WorkflowExecution, ExecutionStep, TriggerExecution, KnowledgeBase, OutboxEvent,
   Webhook, WebhookDelivery, WebhookDeliveryAttempt,
   JwtClient,
+  OAuthClient, OAuthAuthorizationCode, OAuthRefreshToken, OAuthRevokedToken,
 ];

@@ -134,6 +134,12 @@ describe('contract fuzzer', () => {
     const webhookLog = ((await call('GET', `/v1/webhooks/${webhook}/logs`, undefined, [200])) as unknown as { data: { id: string }[] }).data[0]!.id;
 
     const apiKey = (await call('POST', '/v1/api-keys', { name: `fuzz spare ${tag}`, permission_level: 'read_only' }, [201]))!.data!.id as string;
+    // OAuth clients, so that the authorization endpoint's form and the token endpoint meet a real client and redirect URI.
+    const redirectUri = `https://127.0.0.1:9/fuzz/${tag}/callback`;
+    const oauthClients = [
+      (await call('POST', '/v1/oauth/clients', { name: `fuzz app ${tag}`, redirect_uris: [redirectUri], scopes: ['workflows:read', 'triggers:read'] }, [201]))!.data!.id as string,
+      (await call('POST', '/v1/oauth/clients', { name: `fuzz spa ${tag}`, redirect_uris: [redirectUri], scopes: ['workflows:read'], token_endpoint_auth_method: 'none' }, [201]))!.data!.id as string,
+    ];
 
     const ids = (list: (string | null)[]) => list.filter((id): id is string => typeof id === 'string');
     const triggers = [webhookOpen, api, message, schedule, webhookSigned];
@@ -153,6 +159,9 @@ describe('contract fuzzer', () => {
       webhook_id: [webhook],
       'webhooks:webhook_id': [webhook],
       log_id: [webhookLog],
+      'oauth:id': oauthClients,
+      client_id: oauthClients,
+      redirect_uri: [redirectUri],
     };
   }
 

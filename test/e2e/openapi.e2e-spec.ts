@@ -45,7 +45,9 @@ interface Document {
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-const PUBLIC_PATHS = /^\/(health\/|pet\b|v1\/hooks\/)/;
+const PUBLIC_PATHS = /^\/(health\/|pet\b|v1\/hooks\/|oauth\/|\.well-known\/)/;
+/** The OAuth endpoints answer RFC 6749's error shape (DESIGN §4). */
+const OAUTH_PATHS = /^\/(oauth|\.well-known)\//;
 const run = promisify(execFile);
 
 describe('OpenAPI document', () => {
@@ -183,7 +185,7 @@ describe('OpenAPI document', () => {
       if (!PUBLIC_PATHS.test(path)) expected.push('401', '403');
       if (params.some((p) => p.in === 'path')) expected.push('404');
       for (const status of expected) if (!statuses.includes(status)) problems.push(`${where}: no ${status}`);
-      const envelope = path.startsWith('/pet') ? 'PetErrorResponse' : 'ErrorEnvelopeDto';
+      const envelope = path.startsWith('/pet') ? 'PetErrorResponse' : OAUTH_PATHS.test(path) ? 'OAuthErrorResponse' : 'ErrorEnvelopeDto';
       for (const status of statuses.filter((s) => /^4/.test(s))) {
         const schema = op.responses[status].content?.['application/json']?.schema;
         if (schema?.$ref !== `#/components/schemas/${envelope}`) problems.push(`${where} ${status}: ${JSON.stringify(schema)}`);
@@ -214,6 +216,20 @@ describe('OpenAPI document', () => {
     const headers = (doc.components as { headers?: Record<string, { schema?: { type?: string } }> }).headers ?? {};
     expect(headers['X-RateLimit-Reset']?.schema?.type).toBe('integer');
     expect(headers['RateLimit-Policy']?.schema?.type).toBe('string');
+  });
+
+  it('documents a 2xx for every operation but the consent form, which only redirects (302)', () => {
+    const without = operations().filter(({ op }) => !Object.keys(op.responses).some((s) => /^2/.test(s))).map(({ where }) => where);
+    expect(without).toEqual(['POST /oauth/authorize']);
+    expect(Object.keys(doc.paths['/oauth/authorize'].post.responses)).toContain('302');
+  });
+
+  it('documents the OAuth form endpoints as form-encoded and the consent page as HTML', () => {
+    for (const path of ['/oauth/authorize', '/oauth/token', '/oauth/revoke', '/oauth/introspect']) {
+      expect(Object.keys(doc.paths[path].post.requestBody?.content ?? {}), path).toEqual(['application/x-www-form-urlencoded']);
+    }
+    expect(Object.keys(doc.paths['/oauth/authorize'].get.responses['200'].content ?? {})).toEqual(['text/html']);
+    expect(Object.keys(doc.paths['/oauth/authorize'].get.responses['400'].content ?? {}).sort()).toEqual(['application/json', 'text/html']);
   });
 
   it('documents the real success status: 201 create, 202 accepted, 200 others', () => {

@@ -168,9 +168,19 @@ function bodyArbitrary(context: RequestContext, operation: Operation): fc.Arbitr
   return fc.oneof(valid.map((value): FuzzBody => ({ kind: 'raw', contentType: mediaType, text: typeof value === 'string' ? value : JSON.stringify(value) ?? '' })), raw);
 }
 
+/** A pool reference in a form field, resolved when the request is rendered (as `{$pool, index}` markers are in JSON bodies). */
+const FORM_POOL_MARKER = '__fuzz_pool__';
+
 function formFields(value: unknown): [string, string][] {
   if (!isPlainObject(value)) return [];
-  return Object.entries(value).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]);
+  return Object.entries(value).map(([k, v]) => {
+    if (isPlainObject(v) && typeof v.$pool === 'string' && typeof v.index === 'number' && Object.keys(v).length === 2) return [k, FORM_POOL_MARKER + JSON.stringify(v)];
+    return [k, typeof v === 'string' ? v : JSON.stringify(v)];
+  });
+}
+
+function formValue(value: string, pools: Pools): string {
+  return value.startsWith(FORM_POOL_MARKER) ? pick(pools, JSON.parse(value.slice(FORM_POOL_MARKER.length)) as { $pool: string; index: number }) : value;
 }
 
 /** Every request the fuzzer may send to an operation: valid parts first, so that shrinking heads for them. */
@@ -253,7 +263,7 @@ export function render(operation: Operation, request: FuzzRequest, context: Rend
     }
     case 'form':
       headers['content-type'] = 'application/x-www-form-urlencoded';
-      body = Buffer.from(b.fields.map(([k, v]) => `${percentEncode(k)}=${percentEncode(v)}`).join('&'), 'latin1');
+      body = Buffer.from(b.fields.map(([k, v]) => `${percentEncode(k)}=${percentEncode(formValue(v, context.pools))}`).join('&'), 'latin1');
       break;
     case 'raw':
       if (b.contentType !== null) headers['content-type'] = b.contentType;

@@ -66,4 +66,13 @@ describe('SecretBox', () => {
     expect(dev2.open(dev1.seal('secret'))).toBe('secret');
     expect(() => box.open(dev1.seal('secret'))).toThrow(SecretBoxError);
   });
+
+  it('rotates: a list seals with its first key and opens what any listed key sealed', () => {
+    const rotated = SecretBox.withKeyMaterial(`${KEY_B},${KEY_A}`);
+    const sealedByOld = box.seal('old secret');
+    expect(rotated.open(sealedByOld)).toBe('old secret');
+    const sealedByNew = rotated.seal('new secret');
+    expect(SecretBox.withKeyMaterial(KEY_B).open(sealedByNew)).toBe('new secret');
+    expect(() => box.open(sealedByNew)).toThrow(SecretBoxError);
+  });
 });

@@ -32,20 +32,22 @@ export class SecretBoxError extends Error {
 @Injectable()
 export class SecretBox {
   private static readonly logger = new Logger(SecretBox.name);
-  private readonly key: Buffer;
+  /** Derived from each TOKEN_SIGNING_KEY, the first (newest) sealing; every one opens (key rotation). */
+  private readonly keys: Buffer[];
 
   constructor(config: AppConfig) {
-    if (!config.tokenSigningKey) {
+    const materials = config.tokenSigningKeys?.length ? config.tokenSigningKeys : config.tokenSigningKey ? [config.tokenSigningKey] : [];
+    if (materials.length === 0) {
       SecretBox.logger.warn(
         'TOKEN_SIGNING_KEY is not set: stored secrets are encrypted with a fixed development key and are NOT protected. Set TOKEN_SIGNING_KEY in production.',
       );
     }
-    this.key = SecretBox.deriveKey(config.tokenSigningKey ?? DEVELOPMENT_KEY_MATERIAL);
+    this.keys = (materials.length > 0 ? materials : [DEVELOPMENT_KEY_MATERIAL]).map((m) => SecretBox.deriveKey(m));
   }
 
   /** A box for the given key material, outside dependency injection (tests, scripts). */
   static withKeyMaterial(material: string): SecretBox {
-    return new SecretBox({ tokenSigningKey: material } as AppConfig);
+    return new SecretBox({ tokenSigningKey: material, tokenSigningKeys: material.split(',').map((k) => k.trim()) } as AppConfig);
   }
 
   private static deriveKey(material: string): Buffer {
@@ -54,7 +56,7 @@ export class SecretBox {
 
   seal(plain: string, context = ''): string {
     const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv, { authTagLength: TAG_BYTES });
+    const cipher = createCipheriv('aes-256-gcm', this.keys[0] as Buffer, iv, { authTagLength: TAG_BYTES });
     cipher.setAAD(aad(context));
     const ciphertext = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     return `${VERSION}.${Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64url')}`;
@@ -66,14 +68,17 @@ export class SecretBox {
     if (version !== VERSION || payload === undefined || rest.length > 0) throw new SecretBoxError('Unknown sealed value format');
     const raw = Buffer.from(payload, 'base64url');
     if (raw.length < IV_BYTES + TAG_BYTES) throw new SecretBoxError('Sealed value is truncated');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
-    decipher.setAAD(aad(context));
-    decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-    try {
-      return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
-    } catch {
-      throw new SecretBoxError('Sealed value cannot be opened with this key (altered, or sealed under another key)');
+    for (const key of this.keys) {
+      const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
+      decipher.setAAD(aad(context));
+      decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+      try {
+        return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+      } catch {
+        // Sealed under another of the keys, or altered: try the next.
+      }
     }
+    throw new SecretBoxError('Sealed value cannot be opened with this key (altered, or sealed under another key)');
   }
 }
 

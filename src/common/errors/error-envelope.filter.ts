@@ -8,6 +8,8 @@ import { DomainError } from './domain-error.js';
 
 /** Paths whose clients expect the sample pet-store envelope `{code, message}` instead of `{error}`. */
 const PET_STORE_PATH = /^\/pet(\/|$)/;
+/** Paths whose clients are OAuth libraries, expecting RFC 6749's `{error, error_description}` (DESIGN §4). */
+export const OAUTH_PATH = /^\/(oauth|\.well-known)(\/|$)/;
 
 interface BodyParserError {
   type?: string;
@@ -42,6 +44,9 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     res.status(error.status);
     if (PET_STORE_PATH.test(req.path)) {
       res.json({ code: error.status, message: error.message });
+    } else if (OAUTH_PATH.test(req.path)) {
+      res.setHeader('Cache-Control', 'no-store');
+      res.json({ error: oauthErrorCode(error), error_description: error.message });
     } else {
       res.json({ error: error.toBody() });
     }
@@ -87,6 +92,17 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     const instance = this.adapterHost?.httpAdapter?.getInstance?.() as { router?: RouterLike } | undefined;
     return instance?.router;
   }
+}
+
+/**
+ * The RFC 6749 code of an error on /oauth/*: OAuth errors carry theirs (lower case); the shared
+ * mechanisms' malformed, oversized or mistyped bodies are `invalid_request`; the rest their code in lower case.
+ */
+function oauthErrorCode(error: DomainError): string {
+  if (/^[a-z_]+$/.test(error.code)) return error.code;
+  if (error.status === 400 || error.status === 413 || error.status === 415) return 'invalid_request';
+  if (error.status >= 500) return 'server_error';
+  return error.code.toLowerCase();
 }
 
 /** The route's pattern (`/v1/workflows/:id`) when Express matched one, else the path. */

@@ -137,7 +137,8 @@ function documentErrors(operation: Operation, path: string, facts: RouteFacts | 
     const description = ERROR_DESCRIPTIONS[Number(status)] ?? 'Error';
     const response = (operation.responses[status] ??= { description });
     response.description ||= description;
-    response.content = { 'application/json': { schema: structuredClone(schema) } };
+    // Other media types a route documents for the status (the consent page's HTML) are kept.
+    response.content = { ...response.content, 'application/json': { schema: structuredClone(schema) } };
   }
 }
 

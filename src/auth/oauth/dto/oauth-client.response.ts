@@ -1,0 +1,34 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ALL_SCOPES } from '../../access.js';
+import { TOKEN_ENDPOINT_AUTH_METHODS, type OAuthClient, type TokenEndpointAuthMethod } from '../entities/oauth-client.entity.js';
+
+export class OAuthClientResponse {
+  @ApiProperty() id: string;
+  @ApiProperty({ description: 'The client_id of the OAuth requests (equal to id)' }) client_id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ type: [String] }) redirect_uris: string[];
+  @ApiProperty({ type: [String], enum: ALL_SCOPES }) scopes: string[];
+  @ApiProperty({ enum: TOKEN_ENDPOINT_AUTH_METHODS }) token_endpoint_auth_method: TokenEndpointAuthMethod;
+  @ApiProperty({ format: 'date-time' }) created_at: Date;
+
+  static from(client: OAuthClient): OAuthClientResponse {
+    return {
+      id: client.id,
+      client_id: client.id,
+      name: client.name,
+      redirect_uris: client.redirectUris,
+      scopes: client.scopes,
+      token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+      created_at: client.createdAt,
+    };
+  }
+}
+
+export class CreatedOAuthClientResponse extends OAuthClientResponse {
+  @ApiPropertyOptional({ description: 'Shown once, here; stored only as a hash. Absent for public clients (token_endpoint_auth_method none).' })
+  client_secret?: string;
+
+  static withSecret(client: OAuthClient, secret: string | undefined): CreatedOAuthClientResponse {
+    return secret === undefined ? OAuthClientResponse.from(client) : { ...OAuthClientResponse.from(client), client_secret: secret };
+  }
+}

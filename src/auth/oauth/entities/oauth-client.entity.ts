@@ -1,0 +1,33 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+
+export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
+export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
+
+/** An application registered to obtain OAuth access tokens for users of its organization. */
+@Entity({ name: 'oauth_clients' })
+export class OAuthClient {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ name: 'organization_id', type: 'uuid' })
+  organizationId: string;
+
+  @Column({ type: 'varchar', length: 200 })
+  name: string;
+
+  /** SHA-256 (hex) of the client secret; null for a public client (token_endpoint_auth_method none). */
+  @Column({ name: 'secret_hash', type: 'char', length: 64, nullable: true })
+  secretHash: string | null;
+
+  @Column({ name: 'redirect_uris', type: 'text', array: true })
+  redirectUris: string[];
+
+  @Column({ type: 'text', array: true })
+  scopes: string[];
+
+  @Column({ name: 'token_endpoint_auth_method', type: 'varchar', length: 32 })
+  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}
