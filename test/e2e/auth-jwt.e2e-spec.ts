@@ -216,6 +216,32 @@ describe('JWT server-to-server credentials', () => {
       }
     });
 
+    it('accepts a token without a jti again and again (verified once, then remembered), and forgets it when its client is deleted, on every process', async () => {
+      const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+      const created = await register(await exportJWK(publicKey), ['workflows:read']);
+      const client: Client = { applicationId: created.body.data.application_id, alg: 'ES256', privateKey, publicPem: '' };
+      const token = await sign(client, { jti: undefined });
+      expect(JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).jti).toBeUndefined();
+      const other = await startTestApp({ JWT_AUDIENCE: AUDIENCE, REDIS_KEY_PREFIX: t.config.redisKeyPrefix });
+      try {
+        for (const app of [t, other, t, other]) {
+          const res = await app.http.get('/v1/me').set(bearer(token));
+          expect(res.status).toBe(200);
+          expect(res.body.data).toMatchObject({ credential_type: 'jwt', scopes: ['workflows:read'] });
+        }
+        expect((await t.http.delete(`/v1/jwt-clients/${client.applicationId}`).set(org.auth())).status).toBe(200);
+        expectInvalidToken(await t.http.get('/v1/me').set(bearer(token)));
+        let status = 200;
+        for (let i = 0; i < 50 && status === 200; i++) {
+          status = (await other.http.get('/v1/me').set(bearer(token))).status;
+          if (status === 200) await new Promise((r) => setTimeout(r, 20));
+        }
+        expect(status).toBe(401);
+      } finally {
+        await other.close();
+      }
+    });
+
     it('refuses the tokens of a deleted client at once, on every process', async () => {
       const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
       const created = await register(await exportJWK(publicKey), ['workflows:read']);

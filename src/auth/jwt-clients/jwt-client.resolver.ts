@@ -14,6 +14,7 @@ import { JWT_ALGORITHMS } from './public-key.js';
 
 const REVOCATION_CHANNEL = 'auth:jwt-client-revoked';
 const MAX_CACHED_CLIENTS = 10_000;
+const MAX_CACHED_TOKENS = 10_000;
 /** Longer than any token an RSA-8192 signature and a sane claim set make; refused before any parsing. */
 const MAX_TOKEN_LENGTH = 8192;
 /** Allowed clock difference between the client and us (DESIGN §4). */
@@ -47,6 +48,14 @@ interface CachedClient {
 export class JwtClientResolver implements CredentialResolver, OnModuleInit {
   private readonly logger = new Logger(JwtClientResolver.name);
   private readonly cache = new Map<string, CachedClient>();
+  /**
+   * Tokens without a jti that verified, until they expire or the client record's cache time ends,
+   * whichever is first: a client sends the same token on every call for up to an hour, and a
+   * signature check per request (ES256 ~0.1-0.2 ms of CPU) made JWT reads 23% slower than API-key
+   * reads. A deleted client's tokens leave with it (evict, and the Redis channel on other processes).
+   * Tokens with a jti are never cached: each must be seen once.
+   */
+  private readonly verified = new Map<string, { principal: Principal; until: number }>();
 
   constructor(
     @InjectRepository(JwtClient) private readonly clients: Repository<JwtClient>,
@@ -58,6 +67,7 @@ export class JwtClientResolver implements CredentialResolver, OnModuleInit {
     await this.redis.subscribe(REVOCATION_CHANNEL, (id) => {
       if (id === null) this.cache.clear();
       else this.cache.delete(id);
+      this.forgetTokens(id);
     });
   }
 
@@ -72,6 +82,11 @@ export class JwtClientResolver implements CredentialResolver, OnModuleInit {
   async resolve(token: string): Promise<Principal | null> {
     const audience = this.config.jwtAudience;
     if (!audience || token.length > MAX_TOKEN_LENGTH) return null;
+    const known = this.verified.get(token);
+    if (known) {
+      if (known.until > Date.now()) return known.principal;
+      this.verified.delete(token);
+    }
     let alg: string | undefined;
     let unverified: JWTPayload;
     try {
@@ -104,18 +119,30 @@ export class JwtClientResolver implements CredentialResolver, OnModuleInit {
     if (jti !== undefined && !(await this.firstUse(issuer, jti, exp))) return null;
 
     const requested = typeof scope === 'string' ? scope.split(' ') : [];
-    return {
+    const principal: Principal = {
       credentialType: 'jwt',
       credentialId: client.id,
       name: client.name,
       organizationId: client.organizationId,
       scopes: [...new Set(requested.filter((s) => client.scopes.has(s)))],
     };
+    if (jti === undefined) {
+      if (this.verified.size >= MAX_CACHED_TOKENS) this.verified.delete(this.verified.keys().next().value as string);
+      this.verified.set(token, { principal, until: Math.min(exp * 1000, client.expiresAt) });
+    }
+    return principal;
+  }
+
+  /** Drops the verified tokens of a client (all with null). */
+  private forgetTokens(id: string | null): void {
+    if (id === null) return this.verified.clear();
+    for (const [token, entry] of this.verified) if (entry.principal.credentialId === id) this.verified.delete(token);
   }
 
   /** Evicts a deleted client here and, through Redis, on every other process. */
   async evict(id: string): Promise<void> {
     this.cache.delete(id);
+    this.forgetTokens(id);
     try {
       await this.redis.publish(REVOCATION_CHANNEL, id);
     } catch (error) {
