@@ -21,6 +21,13 @@ const LIST_P95_MS = 50;
 const METRICS_30_P95_MS = 50;
 const METRICS_365_P95_MS = 150;
 const SEARCH_P95_MS = 50;
+// Issue 11's analytics targets, measured over the same history (no form answers are seeded yet, so
+// engagement's satisfaction and NPS read none: its figure is a lower bound).
+const ANALYTICS_30_P95_MS = 100;
+const ANALYTICS_365_P95_MS = 250;
+const PERFORMANCE_365_P95_MS = 400;
+const ENGAGEMENT_JOURNEY_P95_MS = 400;
+const REALTIME_P95_MS = 30;
 
 function scaleFromEnv() {
   const raw = process.env.BENCH_HISTORY_SCALE ?? '1';
@@ -104,6 +111,20 @@ export default {
         { name: 'GET workflows?search=refund&limit=20 (total remembered)', path: '/v1/workflows?search=refund&limit=20', p95: SEARCH_P95_MS },
         { name: 'GET workflows?search=Workflow 0123&limit=20', path: `/v1/workflows?search=${encodeURIComponent('Workflow 0123')}&limit=20`, p95: SEARCH_P95_MS },
         { name: 'GET workflows?limit=20&page=500', path: '/v1/workflows?limit=20&page=500', p95: LIST_P95_MS },
+        { name: 'GET analytics/workflows/{id} (30 days)', path: `/v1/analytics/workflows/${workflowId}`, p95: ANALYTICS_30_P95_MS },
+        {
+          name: 'GET analytics/workflows/{id} (365 days, by month)',
+          path: `/v1/analytics/workflows/${workflowId}?start_date=${iso(now - 365 * day)}&granularity=month`,
+          p95: ANALYTICS_365_P95_MS,
+        },
+        {
+          name: 'GET analytics/workflows/{id}/performance (365 days)',
+          path: `/v1/analytics/workflows/${workflowId}/performance?start_date=${iso(now - 365 * day)}`,
+          p95: PERFORMANCE_365_P95_MS,
+        },
+        { name: 'GET analytics/customers/engagement (30 days; no form answers seeded)', path: '/v1/analytics/customers/engagement', p95: ENGAGEMENT_JOURNEY_P95_MS },
+        { name: 'GET analytics/customers/journey (30 days)', path: `/v1/analytics/customers/journey?journey_type=${workflowId}`, p95: ENGAGEMENT_JOURNEY_P95_MS },
+        { name: 'GET analytics/realtime', path: '/v1/analytics/realtime', p95: REALTIME_P95_MS },
         {
           name: `GET workflows?limit=20&page=${Math.floor(seeded.counts.workflows / 20 / 2)} (deepest by page)`,
           path: `/v1/workflows?limit=20&page=${Math.floor(seeded.counts.workflows / 20 / 2)}`,
