@@ -9,5 +9,6 @@ import { AnalyticsService } from './analytics.service.js';
   imports: [WorkflowsModule, HealthModule, ExecutionsModule],
   controllers: [AnalyticsController],
   providers: [AnalyticsService],
+  exports: [AnalyticsService],
 })
 export class AnalyticsModule {}

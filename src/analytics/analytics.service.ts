@@ -107,7 +107,8 @@ export class AnalyticsService {
     this.repository = new AnalyticsRepository(dataSource);
   }
 
-  private async timezone(value: string | undefined): Promise<string> {
+  /** An IANA zone known to both PostgreSQL and Intl, canonically spelled; 400 INVALID_REQUEST (timezone) otherwise. */
+  async timezone(value: string | undefined): Promise<string> {
     if (value === undefined) return 'UTC';
     this.zones ??= this.repository.timezones().catch((error: unknown) => {
       this.zones = undefined;
