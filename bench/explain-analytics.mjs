@@ -39,7 +39,6 @@ const cases = [
   ['JOURNEY_DROPS 30 days', S.JOURNEY_DROPS, [org, wf, days(30), end, ['greet', 'status'], 'greet']],
   ['TOP_WORKFLOW 30 days', S.TOP_WORKFLOW, [org, days(30), end]],
   ['REALTIME', S.REALTIME, [org, null, null, new Date(end.getTime() - 3_600_000)]],
-  ['REALTIME_WORKFLOWS', S.REALTIME_WORKFLOWS, [org, null, null, new Date(end.getTime() - 3_600_000)]],
 ];
 for (const [title, statement, values] of cases) {
   if (only && !title.includes(only)) continue;

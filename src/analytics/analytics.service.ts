@@ -341,14 +341,21 @@ export class AnalyticsService {
   async realtime(org: string, query: RealtimeQuery, now = new Date()): Promise<RealtimeResponse> {
     await this.timezone(query.timezone);
     const includeSystem = query.include_system ?? true;
-    const [data, health, apiTime] = await Promise.all([
+    const [data, activeWorkflows, health, apiTime] = await Promise.all([
       this.repository.realtime(org, query.workflow_id ?? null, query.channel ?? null, now),
+      this.workflows.countActive(org, query.workflow_id),
       this.systemHealth(),
       includeSystem ? this.readings.apiResponseTimeMs() : Promise.resolve(null),
     ]);
     const response: RealtimeResponse = {
       timestamp: now.toISOString(),
-      current_metrics: { ...data.totals, system_health: health },
+      current_metrics: {
+        active_workflows: activeWorkflows,
+        active_executions: data.active_executions,
+        messages_in_last_hour: data.messages_in_last_hour,
+        average_response_time_ms: data.average_response_time_ms,
+        system_health: health,
+      },
       workflow_metrics: data.workflows,
       channel_metrics: Object.fromEntries(data.channels.map((c) => [c.channel, { active_conversations: c.active_conversations, messages_in_last_hour: c.messages_in_last_hour }])),
     };

@@ -29,6 +29,13 @@ export class WorkflowsService {
     return this.reads.findPage(organizationId, query);
   }
 
+  /** The organization's active workflows (or whether `workflowId`, when given, is one of them: 0 or 1). */
+  async countActive(organizationId: string, workflowId?: string): Promise<number> {
+    if (workflowId === undefined) return this.reads.countByStatus(organizationId, 'active');
+    if (!isUuid(workflowId)) return 0;
+    return (await this.reads.findOwned(organizationId, workflowId))?.status === 'active' ? 1 : 0;
+  }
+
   /** The caller's workflow, or 404 as if absent (another organization's, or a malformed id). */
   async getOwned(organizationId: string, id: string): Promise<Workflow> {
     if (!isUuid(id)) throw new WorkflowNotFoundError();

@@ -465,6 +465,13 @@ describe('analytics: realtime over the real inbound path', () => {
     const engagement = (await get('/v1/analytics/customers/engagement', { timezone: 'Europe/Berlin' })).body.data.engagement;
     expect(engagement).toMatchObject({ total_customers: 1, active_customers: 1, new_customers: 1, customer_satisfaction: 4, net_promoter_score: 100 });
 
+    // The active count is remembered at the organization's workflows version: a deactivation is seen at once.
+    expect(after.active_workflows).toBe(1);
+    expect((await get('/v1/analytics/realtime', { workflow_id: created.id })).body.data.current_metrics.active_workflows).toBe(1);
+    expect((await t.http.post(`/v1/workflows/${created.id}/deactivate`).set(org.auth('read_write'))).status).toBe(200);
+    expect((await get('/v1/analytics/realtime')).body.data.current_metrics.active_workflows).toBe(0);
+    expect((await get('/v1/analytics/realtime', { workflow_id: created.id })).body.data.current_metrics.active_workflows).toBe(0);
+
     const zone = await get('/v1/analytics/realtime', { timezone: 'Atlantis/Capital' });
     expect([zone.status, zone.body.error.code, zone.body.error.field]).toEqual([400, 'INVALID_REQUEST', 'timezone']);
   });
