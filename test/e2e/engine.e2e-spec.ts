@@ -143,6 +143,18 @@ describe('execution engine: triggers firing, conversations, steps', () => {
     });
   });
 
+  it("counts a workflow's firings and finished runs without moving its updated_at (only a client's change does)", async () => {
+    const id = await activeWorkflow([{ id: 'hello', type: 'message', content: 'Hello there' }]);
+    await createTrigger(t, org, id, 'message', { keywords: ['updatedat'] });
+    const before = (await t.http.get(`/v1/workflows/${id}`).set(org.auth('read_only'))).body.data;
+    const fired = await send('updated-at-1', 'updatedat please');
+    expect(fired.status).toBe(202);
+    await finished(fired.body.data.executions[0].workflow_execution_id);
+    const after = (await t.http.get(`/v1/workflows/${id}`).set(org.auth('read_only'))).body.data;
+    expect([after.execution_count, after.success_rate]).toEqual([1, 1]);
+    expect(after.updated_at).toBe(before.updated_at);
+  });
+
   it('keeps running the workflow version it started with when the workflow is edited meanwhile', async () => {
     const workflowId = await activeWorkflow([
       { id: 'ask', type: 'form', fields: [{ name: 'city', type: 'text', required: true, label: 'Which city?' }], next: 'thanks' },
