@@ -15,8 +15,12 @@ import { WorkflowsRepository } from './workflows.repository.js';
 
 const VERSION_CACHE_SIZE = 1000;
 
+/** See WorkflowsService.onDelete. */
+export type WorkflowDeletionListener = (organizationId: string, workflowId: string) => Promise<() => Promise<void>>;
+
 @Injectable()
 export class WorkflowsService {
+  private readonly deletionListeners: WorkflowDeletionListener[] = [];
   private readonly versionCache = new Map<string, WorkflowConfiguration>();
 
   constructor(
@@ -89,10 +93,21 @@ export class WorkflowsService {
     });
   }
 
+  /**
+   * Lets a module that keeps state outside the database for a workflow's rows (the schedule jobs of
+   * its triggers) take note before the workflow is deleted, and act once the deletion is committed.
+   * The listener returns what to run after the commit.
+   */
+  onDelete(listener: WorkflowDeletionListener): void {
+    this.deletionListeners.push(listener);
+  }
+
   async delete(organizationId: string, id: string): Promise<void> {
     if (!isUuid(id)) throw new WorkflowNotFoundError();
+    const afterwards = await Promise.all(this.deletionListeners.map((listener) => listener(organizationId, id)));
     const result = await this.workflows.delete({ id, organizationId });
     if (!result.affected) throw new WorkflowNotFoundError();
+    for (const run of afterwards) await run();
   }
 
   /** Idempotent: activating an active workflow keeps its activated_at. */

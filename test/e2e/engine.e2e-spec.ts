@@ -1,7 +1,10 @@
 import { createHmac } from 'node:crypto';
+import { getQueueToken } from '@nestjs/bull';
+import type { Job, Queue } from 'bull';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchedulesProcessor } from '../../src/triggers/schedules.processor.js';
+import { SCHEDULES_QUEUE } from '../../src/triggers/triggers.queue.js';
 import { createTrigger } from '../factories/triggers.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { expectRollupsMatchRows } from '../utils/rollups.js';
@@ -320,7 +323,10 @@ describe('execution engine: triggers firing, conversations, steps', () => {
   it('fires a schedule trigger on its repeatable job tick', async () => {
     const workflowId = await activeWorkflow([{ id: 'm', type: 'message', content: 'scheduled' }]);
     const trigger = await createTrigger(t, org, workflowId, 'schedule', { cron_expression: '* * * * *', timezone: 'Europe/Madrid' });
-    await t.app.get(SchedulesProcessor).tick({ data: { triggerId: trigger.id } } as never);
+    // Its next tick as Bull holds it: the job carries the schedule it was made from.
+    const queue = t.app.get<Queue>(getQueueToken(SCHEDULES_QUEUE));
+    const [tick] = (await queue.getDelayed()).filter((j) => j.data?.triggerId === trigger.id);
+    await t.app.get(SchedulesProcessor).tick(tick as Job<never>);
     const [te] = await waitFor('the schedule firing', async () => {
       const rows = await db.query('SELECT * FROM trigger_executions WHERE trigger_id = $1', [trigger.id]);
       return rows.length > 0 ? rows : undefined;
