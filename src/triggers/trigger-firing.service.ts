@@ -94,7 +94,7 @@ export class TriggerFiringService {
   }
 
   /**
-   * POST /v1/messages: resumes the customer's waiting execution on that channel if there is
+   * POST /v1/messages: keeps the message for the customer's running execution on that channel if there is
    * one; otherwise fires every active message trigger whose keywords match.
    */
   async receiveMessage(
