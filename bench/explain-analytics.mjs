@@ -31,7 +31,17 @@ const cases = [
   ['WORKFLOW_CUSTOMERS 365 days', S.WORKFLOW_CUSTOMERS, [org, wf, days(365), end, 'UTC', 'day']],
   ['SURVEY_VERSIONS', S.SURVEY_VERSIONS, [org, wf]],
   ['WORKFLOW_GROUPS 30 days', S.WORKFLOW_GROUPS, [org, wf, days(30), end]],
-  ['PERFORMANCE 365 days', S.PERFORMANCE, [org, wf, days(365), end, 'UTC']],
+  ...[['UTC', true], ['Europe/Berlin', true], ['Asia/Kolkata', false]].flatMap(([zone, hourly]) => {
+    // As AnalyticsService.performance: the whole UTC days from the rollups, the partial ones raw.
+    const [a, b] = [days(365), end];
+    const from = Math.ceil(a.getTime() / 86_400_000) * 86_400_000;
+    const to = Math.floor((b.getTime() + 1) / 86_400_000) * 86_400_000;
+    const values = [org, wf, a, b, new Date(from), new Date(to)];
+    return [
+      ...(zone === 'UTC' ? [['PERFORMANCE_PERCENTILES 365 days (rollup + partial days)', S.PERFORMANCE_PERCENTILES, values]] : []),
+      [`PERFORMANCE_COUNTS 365 days, ${zone} (${hourly ? 'peak hour from the hourly rollups' : 'peak hour from the executions'})`, S.PERFORMANCE_COUNTS, [...values, zone, hourly]],
+    ];
+  }),
   ['NODES 365 days', S.NODES, [org, wf, days(365), end]],
   ['ENGAGEMENT 30 days', S.ENGAGEMENT, [org, days(30), end, null, 'all', mid(30)]],
   ['TOTAL_CUSTOMERS', S.TOTAL_CUSTOMERS, [org, days(30), end, null, 'all']],
