@@ -96,11 +96,18 @@ const MAINTAIN = `
       IF NOT EXISTS (SELECT 1 FROM new_rows WHERE status <> 'running') THEN RETURN NULL; END IF;
       ${apply('INSERT')}
     ELSIF TG_OP = 'UPDATE' THEN
-      IF NOT EXISTS (SELECT 1 FROM old_rows o JOIN new_rows n ON n.id = o.id
-                      WHERE (o.status <> 'running' OR n.status <> 'running') AND ${KEY('o')} IS DISTINCT FROM ${KEY('n')}) THEN
-        RETURN NULL;
+      IF NOT EXISTS (SELECT 1 FROM old_rows WHERE status <> 'running') THEN
+        -- Every row was running (a commit finishing runs, a wait): its finished rows now are new to the
+        -- counts, as if inserted, and running ones count nowhere. No join of old and new rows needed.
+        IF NOT EXISTS (SELECT 1 FROM new_rows WHERE status <> 'running') THEN RETURN NULL; END IF;
+        ${apply('INSERT')}
+      ELSE
+        IF NOT EXISTS (SELECT 1 FROM old_rows o JOIN new_rows n ON n.id = o.id
+                        WHERE (o.status <> 'running' OR n.status <> 'running') AND ${KEY('o')} IS DISTINCT FROM ${KEY('n')}) THEN
+          RETURN NULL;
+        END IF;
+        ${apply('UPDATE')}
       END IF;
-      ${apply('UPDATE')}
     ELSE
       IF NOT EXISTS (SELECT 1 FROM old_rows WHERE status <> 'running') THEN RETURN NULL; END IF;
       ${apply('DELETE')}

@@ -264,6 +264,20 @@ describe('performance rollups', () => {
     await ds.query(`UPDATE workflow_executions SET duration_ms = NULL WHERE id = $1`, [await pick(`status = 'success' AND duration_ms BETWEEN 500 AND 1000`)]);
     await ds.query(`UPDATE workflow_executions SET state = '{"cursor":"x"}', waiting = true WHERE workflow_id = $1`, [wf]);
     await check('updated');
+    // One statement over running and finished rows: some finish, some move to the next day, one changes its code.
+    const [{ n: mixed }] = await ds.query(
+      `WITH u AS (
+         UPDATE workflow_executions SET
+           status = CASE WHEN status = 'running' AND ${MINUTE} % 3 = 0 THEN 'success' ELSE status END,
+           duration_ms = CASE WHEN status = 'running' AND ${MINUTE} % 3 = 0 THEN 77777 ELSE duration_ms END,
+           started_at = CASE WHEN ${MINUTE} % 2 = 0 THEN started_at + interval '20 hours' ELSE started_at END,
+           error = CASE WHEN status = 'failed' THEN '{"code":"MOVED"}' ELSE error END
+          WHERE workflow_id = $1 AND started_at < '2025-08-03' RETURNING status
+       ) SELECT count(DISTINCT status)::int AS n FROM u`,
+      [wf],
+    );
+    expect(mixed).toBe(3);
+    await check('updated running and finished rows in one statement');
     // Deletions: single rows and a batch.
     await ds.query(`DELETE FROM workflow_executions WHERE id = $1`, [await pick(`status = 'failed'`)]);
     await ds.query(`DELETE FROM workflow_executions WHERE workflow_id = $1 AND started_at >= '2025-08-04' AND started_at < '2025-08-04T12:00:00Z'`, [wf]);
