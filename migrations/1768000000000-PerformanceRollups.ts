@@ -12,6 +12,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *   harmonic mean of its bounds, which is within 0.9901 % (= 0.02 / 2.02) of any duration in it.
  *   Percentiles over these values (percentile_cont's interpolation included) are therefore within
  *   0.9901 % of the exact percentiles of the durations themselves.
+ * - `workflow_duration_months`: the same per UTC month (the sum of its day rows), so that a year
+ *   reads ~12 months of buckets plus the days outside whole months instead of 365 days of them.
  * - `workflow_error_days` per workflow, UTC day and error code (`error->>'code'`, `UNKNOWN` when
  *   none) of failed executions: how many.
  *
@@ -64,27 +66,39 @@ const ERRORS = `
     FROM d WHERE status = 'failed'
    GROUP BY workflow_id, organization_id, date_trunc('day', started_at, 'UTC'), COALESCE(code, 'UNKNOWN') HAVING sum(sign) <> 0`;
 
-/** One statement per event: the duration buckets, then the error codes, from the same rows. */
+/** The day counts `g` summed per UTC month. */
+const MONTHS = `
+  SELECT workflow_id, organization_id, date_trunc('month', day, 'UTC') AS month, bucket, sum(n)::int AS n
+    FROM g GROUP BY workflow_id, organization_id, date_trunc('month', day, 'UTC'), bucket HAVING sum(n) <> 0`;
+
+/** One statement per event: the duration buckets per day, then per month, then the error codes, from the same rows. */
 function apply(op: 'INSERT' | 'UPDATE' | 'DELETE'): string {
   if (op === 'DELETE') {
     // Decrement only: the workflow may be going away in the same cascade.
-    return `WITH d AS MATERIALIZED (${source(op)}),
+    return `WITH d AS MATERIALIZED (${source(op)}), g AS MATERIALIZED (${DURATIONS}),
       durations AS (
-        UPDATE workflow_duration_days h SET executions = h.executions + g.n FROM (${DURATIONS}) g
+        UPDATE workflow_duration_days h SET executions = h.executions + g.n FROM g
          WHERE h.workflow_id = g.workflow_id AND h.day = g.day AND h.bucket = g.bucket
+      ), months AS (
+        UPDATE workflow_duration_months h SET executions = h.executions + m.n FROM (${MONTHS}) m
+         WHERE h.workflow_id = m.workflow_id AND h.month = m.month AND h.bucket = m.bucket
       )
-      UPDATE workflow_error_days h SET failed = h.failed + g.n FROM (${ERRORS}) g
-       WHERE h.workflow_id = g.workflow_id AND h.day = g.day AND h.code = g.code;`;
+      UPDATE workflow_error_days h SET failed = h.failed + e.n FROM (${ERRORS}) e
+       WHERE h.workflow_id = e.workflow_id AND h.day = e.day AND h.code = e.code;`;
   }
-  // In key order, so that concurrent statements lock shared rows in the same order.
-  return `WITH d AS MATERIALIZED (${source(op)}),
+  // In key order, so that concurrent statements lock shared rows in the same order (days, months, codes).
+  return `WITH d AS MATERIALIZED (${source(op)}), g AS MATERIALIZED (${DURATIONS}),
     durations AS (
       INSERT INTO workflow_duration_days AS h (workflow_id, day, bucket, organization_id, executions)
-      SELECT workflow_id, day, bucket, organization_id, n FROM (${DURATIONS}) g ORDER BY workflow_id, day, bucket
+      SELECT workflow_id, day, bucket, organization_id, n FROM g ORDER BY workflow_id, day, bucket
       ON CONFLICT (workflow_id, day, bucket) DO UPDATE SET executions = h.executions + EXCLUDED.executions
+    ), months AS (
+      INSERT INTO workflow_duration_months AS h (workflow_id, month, bucket, organization_id, executions)
+      SELECT workflow_id, month, bucket, organization_id, n FROM (${MONTHS}) m ORDER BY workflow_id, month, bucket
+      ON CONFLICT (workflow_id, month, bucket) DO UPDATE SET executions = h.executions + EXCLUDED.executions
     )
     INSERT INTO workflow_error_days AS h (workflow_id, day, code, organization_id, failed)
-    SELECT workflow_id, day, code, organization_id, n FROM (${ERRORS}) g ORDER BY workflow_id, day, code
+    SELECT workflow_id, day, code, organization_id, n FROM (${ERRORS}) e ORDER BY workflow_id, day, code
     ON CONFLICT (workflow_id, day, code) DO UPDATE SET failed = h.failed + EXCLUDED.failed;`;
 }
 
@@ -138,6 +152,16 @@ export class PerformanceRollups1768000000000 implements MigrationInterface {
         PRIMARY KEY (workflow_id, day, bucket)
       )`);
     await q.query(`
+      CREATE TABLE workflow_duration_months (
+        workflow_id uuid NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
+        -- The first instant of the UTC month: the sum of the month's day rows.
+        month timestamptz NOT NULL,
+        bucket int NOT NULL,
+        organization_id uuid NOT NULL,
+        executions int NOT NULL,
+        PRIMARY KEY (workflow_id, month, bucket)
+      )`);
+    await q.query(`
       CREATE TABLE workflow_error_days (
         workflow_id uuid NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
         day timestamptz NOT NULL,
@@ -151,6 +175,9 @@ export class PerformanceRollups1768000000000 implements MigrationInterface {
       INSERT INTO workflow_duration_days (workflow_id, day, bucket, organization_id, executions)
       SELECT workflow_id, day, bucket, organization_id, n FROM (WITH d AS (${all}) ${DURATIONS}) g`);
     await q.query(`
+      INSERT INTO workflow_duration_months (workflow_id, month, bucket, organization_id, executions)
+      SELECT workflow_id, month, bucket, organization_id, n FROM (WITH g AS (SELECT workflow_id, organization_id, day, bucket, executions AS n FROM workflow_duration_days) ${MONTHS}) m`);
+    await q.query(`
       INSERT INTO workflow_error_days (workflow_id, day, code, organization_id, failed)
       SELECT workflow_id, day, code, organization_id, n FROM (WITH d AS (${all}) ${ERRORS}) g`);
     await q.query(MAINTAIN);
@@ -161,13 +188,14 @@ export class PerformanceRollups1768000000000 implements MigrationInterface {
                    FOR EACH STATEMENT EXECUTE FUNCTION workflow_duration_days_maintain()`);
     await q.query(`CREATE TRIGGER ${del} AFTER DELETE ON workflow_executions REFERENCING OLD TABLE AS old_rows
                    FOR EACH STATEMENT EXECUTE FUNCTION workflow_duration_days_maintain()`);
-    for (const table of ['workflow_duration_days', 'workflow_error_days']) await q.query(`ANALYZE ${table}`);
+    for (const table of ['workflow_duration_days', 'workflow_duration_months', 'workflow_error_days']) await q.query(`ANALYZE ${table}`);
   }
 
   async down(q: QueryRunner): Promise<void> {
     for (const t of PERFORMANCE_TRIGGERS) await q.query(`DROP TRIGGER IF EXISTS ${t} ON workflow_executions`);
     await q.query(`DROP FUNCTION IF EXISTS workflow_duration_days_maintain()`);
     await q.query(`DROP TABLE IF EXISTS workflow_error_days`);
+    await q.query(`DROP TABLE IF EXISTS workflow_duration_months`);
     await q.query(`DROP TABLE IF EXISTS workflow_duration_days`);
     await q.query(`DROP FUNCTION IF EXISTS duration_bucket_value(int)`);
     await q.query(`DROP FUNCTION IF EXISTS duration_bucket(int)`);

@@ -174,19 +174,33 @@ export interface PerformanceRow {
  * How `/performance` reads a period `[start, end]`: the whole UTC days `[daysFrom, daysTo)` inside
  * it from the day rollups, the rest — the partial days at both ends, whatever the zone — from the
  * executions, `[start, daysFrom)` and `[daysTo, end]` (no whole day: daysFrom = daysTo = start).
+ * The duration buckets of the whole UTC months `[monthsFrom, monthsTo)` inside the whole days come
+ * from the month rows (no whole month: monthsFrom = monthsTo = daysFrom).
  */
 export interface DaySplit {
   daysFrom: Date;
   daysTo: Date;
+  monthsFrom: Date;
+  monthsTo: Date;
 }
 
 const DAY_MS = 86_400_000;
+
+/** The first instant of the UTC month of `ms`, `offset` months on. */
+function utcMonth(ms: number, offset: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + offset, 1);
+}
 
 export function splitDays(start: Date, end: Date): DaySplit {
   const from = Math.ceil(start.getTime() / DAY_MS) * DAY_MS;
   // `end` is inclusive to the millisecond: a day is whole when its last millisecond is in the period.
   const to = Math.floor((end.getTime() + 1) / DAY_MS) * DAY_MS;
-  return from < to ? { daysFrom: new Date(from), daysTo: new Date(to) } : { daysFrom: start, daysTo: start };
+  if (from >= to) return { daysFrom: start, daysTo: start, monthsFrom: start, monthsTo: start };
+  const firstMonth = utcMonth(from, 0) === from ? from : utcMonth(from, 1);
+  const lastMonth = utcMonth(to, 0);
+  const months = firstMonth < lastMonth ? [firstMonth, lastMonth] : [from, from];
+  return { daysFrom: new Date(from), daysTo: new Date(to), monthsFrom: new Date(months[0]), monthsTo: new Date(months[1]) };
 }
 
 /** The executions of the partial days at the ends of the period (`$5`/`$6` as in splitDays), `$1` organization, `$2` workflow. */
@@ -202,7 +216,8 @@ const PERFORMANCE_EDGES = `
 /**
  * Median, p95 and p99 of the finished executions' recorded durations, with percentile_cont's
  * definition (the values at ranks floor and ceil of p·(n-1), interpolated), over a multiset of
- * (value, count): per duration bucket of the whole days its value (workflow_duration_days,
+ * (value, count): per duration bucket of the whole days its value (workflow_duration_months for
+ * the whole UTC months `[$7, $8)`, workflow_duration_days for the other whole days;
  * duration_bucket_value: within 0.9901 % of every duration in the bucket) and the exact durations
  * of the partial days. Each value being within 0.9901 % of the duration it stands for, so is each
  * order statistic, and so is their interpolation: the result is within 0.9901 % of the exact
@@ -213,10 +228,16 @@ const PERFORMANCE_PERCENTILES = new SqlStatement<{ median_ms: number | null; p95
   WITH edge AS MATERIALIZED (
     SELECT duration_ms FROM (${PERFORMANCE_EDGES}) e WHERE status <> 'running' AND duration_ms IS NOT NULL
   ), v AS (
-    SELECT duration_bucket_value(h.bucket) AS value, sum(h.executions)::bigint AS n
-      FROM workflow_duration_days h
-     WHERE h.workflow_id = $2 AND h.organization_id = $1 AND h.day >= $5 AND h.day < $6
-     GROUP BY h.bucket
+    SELECT duration_bucket_value(bucket) AS value, sum(executions)::bigint AS n
+      FROM (SELECT h.bucket, h.executions FROM workflow_duration_months h
+             WHERE h.workflow_id = $2 AND h.organization_id = $1 AND h.month >= $7 AND h.month < $8
+            UNION ALL
+            SELECT h.bucket, h.executions FROM workflow_duration_days h
+             WHERE h.workflow_id = $2 AND h.organization_id = $1 AND h.day >= $5 AND h.day < $7
+            UNION ALL
+            SELECT h.bucket, h.executions FROM workflow_duration_days h
+             WHERE h.workflow_id = $2 AND h.organization_id = $1 AND h.day >= $8 AND h.day < $6) b
+     GROUP BY bucket
     UNION ALL
     SELECT duration_ms::float8, count(*) FROM edge GROUP BY duration_ms
   ), c AS MATERIALIZED (
@@ -659,10 +680,10 @@ export class AnalyticsRepository {
    * hourly rollups) and the channel figures.
    */
   async performance(org: string, workflowId: string, start: Date, end: Date, tz: string, hourly: boolean): Promise<{ row: PerformanceRow; channels: ChannelPerformanceRow[] }> {
-    const { daysFrom, daysTo } = splitDays(start, end);
+    const { daysFrom, daysTo, monthsFrom, monthsTo } = splitDays(start, end);
     const values = [org, workflowId, start, end, daysFrom, daysTo];
     const [[percentiles], counts] = await Promise.all([
-      PERFORMANCE_PERCENTILES.run(this.dataSource, values),
+      PERFORMANCE_PERCENTILES.run(this.dataSource, [...values, monthsFrom, monthsTo]),
       PERFORMANCE_COUNTS.run(this.dataSource, [...values, tz, hourly]),
     ]);
     const total = counts.find((c) => c.kind === 'total')!;

@@ -206,7 +206,14 @@ describe('performance rollups', () => {
       ['2025-07-31T22:00:00Z', '2025-08-05T21:59:59.999Z', 'Europe/Berlin', true],
       ['2025-08-01T18:30:00Z', '2025-08-05T18:29:59.999Z', 'Asia/Kolkata', false],
       ['2025-08-02T05:00:00Z', '2025-08-03T04:00:00Z', 'America/New_York', true],
+      // Whole UTC months inside: August from the month rows, the days around it from the day rows.
+      ['2025-07-20T00:00:00Z', '2025-09-03T23:59:59.999Z', 'UTC', true],
+      ['2025-07-29T15:00:00Z', '2025-09-02T14:59:59.999Z', 'Asia/Tokyo', true],
     ];
+    expect(splitDays(new Date('2025-07-29T15:00:00Z'), new Date('2025-09-02T14:59:59.999Z'))).toMatchObject({
+      monthsFrom: new Date('2025-08-01T00:00:00Z'),
+      monthsTo: new Date('2025-09-01T00:00:00Z'),
+    });
     const check = async (step: string) => {
       await expectRollupsMatchRows(org.id);
       await expectRollupsMatchRows(other.id);
