@@ -19,6 +19,13 @@ const days = (n) => new Date(end.getTime() - n * 86_400_000);
 const mid = (n) => new Date(end.getTime() - (n / 2) * 86_400_000);
 const org = h.organization_id;
 const wf = h.workflow_id;
+/** The whole UTC months inside the whole days [from, to), as splitDays (src/analytics/analytics.repository.ts). */
+const months = (from, to) => {
+  const month = (ms, offset) => { const d = new Date(ms); return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + offset, 1); };
+  const first = month(from, 0) === from ? from : month(from, 1);
+  const last = month(to, 0);
+  return first < last ? [new Date(first), new Date(last)] : [new Date(from), new Date(from)];
+};
 const cases = [
   ...[30, 365].map((n) => {
     const [a, b] = [days(n), end];
@@ -31,7 +38,17 @@ const cases = [
   ['WORKFLOW_CUSTOMERS 365 days', S.WORKFLOW_CUSTOMERS, [org, wf, days(365), end, 'UTC', 'day']],
   ['SURVEY_VERSIONS', S.SURVEY_VERSIONS, [org, wf]],
   ['WORKFLOW_GROUPS 30 days', S.WORKFLOW_GROUPS, [org, wf, days(30), end]],
-  ['PERFORMANCE 365 days', S.PERFORMANCE, [org, wf, days(365), end, 'UTC']],
+  ...[['UTC', true], ['Europe/Berlin', true], ['Asia/Kolkata', false]].flatMap(([zone, hourly]) => {
+    // As AnalyticsService.performance: the whole UTC days from the rollups, the partial ones raw.
+    const [a, b] = [days(365), end];
+    const from = Math.ceil(a.getTime() / 86_400_000) * 86_400_000;
+    const to = Math.floor((b.getTime() + 1) / 86_400_000) * 86_400_000;
+    const values = [org, wf, a, b, new Date(from), new Date(to)];
+    return [
+      ...(zone === 'UTC' ? [['PERFORMANCE_PERCENTILES 365 days (month and day rollups + partial days)', S.PERFORMANCE_PERCENTILES, [...values, ...months(from, to)]]] : []),
+      [`PERFORMANCE_COUNTS 365 days, ${zone} (${hourly ? 'peak hour from the hourly rollups' : 'peak hour from the executions'})`, S.PERFORMANCE_COUNTS, [...values, zone, hourly]],
+    ];
+  }),
   ['NODES 365 days', S.NODES, [org, wf, days(365), end]],
   ['ENGAGEMENT 30 days', S.ENGAGEMENT, [org, days(30), end, null, 'all', mid(30)]],
   ['TOTAL_CUSTOMERS', S.TOTAL_CUSTOMERS, [org, days(30), end, null, 'all']],

@@ -198,10 +198,9 @@ export class AnalyticsService {
     const timezone = await this.timezone(query.timezone);
     const workflow = await this.workflows.getOwned(org, workflowId);
     const p = resolveAnalyticsPeriod(query, timezone, now, false);
-    const [row, nodes, channels] = await Promise.all([
-      this.repository.performance(org, workflow.id, p.start, p.end, p.timezone),
+    const [{ row, channels }, nodes] = await Promise.all([
+      this.repository.performance(org, workflow.id, p.start, p.end, p.timezone, wholeHourOffsets(p.timezone, p.start, p.end)),
       query.include_nodes ? this.repository.nodes(org, workflow.id, p.start, p.end) : undefined,
-      query.include_channels ? this.repository.channels(org, workflow.id, p.start, p.end) : undefined,
     ]);
     const hours = (p.end.getTime() - p.start.getTime() + 1) / HOUR_MS;
     const byType: Record<string, number> = {};
@@ -220,7 +219,7 @@ export class AnalyticsService {
       },
     };
     if (nodes) response.performance.node_performance = nodes;
-    if (channels) {
+    if (query.include_channels) {
       response.performance.channel_performance = Object.fromEntries(
         channels.map((c) => [c.channel, { executions: c.executions, success_rate: c.success_rate, average_duration_ms: c.average_duration_ms }]),
       );
