@@ -12,6 +12,7 @@ import type { CreateTriggerDto } from './dto/create-trigger.dto.js';
 import type { ListTriggersQuery } from './dto/list-triggers.query.js';
 import type { UpdateTriggerDto } from './dto/update-trigger.dto.js';
 import { Trigger, type TriggerType } from './entities/trigger.entity.js';
+import { TriggerRateLimits } from './trigger-rate-limits.service.js';
 import { TriggerSchedulesService } from './trigger-schedules.service.js';
 import { parseTriggerConfiguration, presentTriggerConfiguration, type TriggerConfigurationMap } from './trigger-types/index.js';
 import { InvalidStateTransitionError, TriggerAlreadyExistsError, TriggerNotFoundError } from './triggers.errors.js';
@@ -32,6 +33,7 @@ export class TriggersService {
     private readonly schedules: TriggerSchedulesService,
     private readonly secretBox: SecretBox,
     private readonly config: AppConfig,
+    private readonly rateLimits: TriggerRateLimits,
   ) {}
 
   async list(organizationId: string, query: ListTriggersQuery): Promise<[Trigger[], number]> {
@@ -82,7 +84,7 @@ export class TriggersService {
   }
 
   async update(organizationId: string, id: string, dto: UpdateTriggerDto): Promise<Trigger> {
-    return this.writing(async (manager) => {
+    const updated = await this.writing(async (manager) => {
       const trigger = await this.getOwned(organizationId, id, manager);
       if (dto.configuration !== undefined) {
         const { configuration, secret } = parseTriggerConfiguration(trigger.type, dto.configuration);
@@ -96,14 +98,19 @@ export class TriggersService {
       await this.schedules.sync(saved);
       return saved;
     });
+    // After the commit, so that no request reads the old row back into a cache meanwhile.
+    await this.rateLimits.forget(updated.id);
+    return updated;
   }
 
   async delete(organizationId: string, id: string): Promise<void> {
-    await this.writing(async (manager) => {
+    const deleted = await this.writing(async (manager) => {
       const trigger = await this.getOwned(organizationId, id, manager);
       await manager.getRepository(Trigger).delete({ id: trigger.id, organizationId });
       if (trigger.type === 'schedule') await this.schedules.unschedule(trigger.id);
+      return trigger.id;
     });
+    await this.rateLimits.forget(deleted);
   }
 
   /** From any state; activating an active trigger keeps its activated_at. */
