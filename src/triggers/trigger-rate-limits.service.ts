@@ -2,7 +2,7 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Request } from 'express';
 import type { Repository } from 'typeorm';
-import type { Principal } from '../auth/access.js';
+import { principalAllows, type AccessRequirement, type Principal } from '../auth/access.js';
 import { isUuid } from '../common/ids/uuid.js';
 import { AppConfig } from '../config/app-config.js';
 import type { RequestLimitSource } from '../rate-limits/rate-limit.decorators.js';
@@ -18,6 +18,8 @@ const CACHE_MS = 60_000;
 /** The policy of an api trigger's own rate_limit (RateLimit-Policy's name), per trigger, per hour. */
 export const TRIGGER_RATE_LIMIT_POLICY = 'trigger-rate-limit';
 const WINDOW_SECONDS = 3600;
+/** What the fire route requires (@RequireAccess on InboundController.fire); AccessGuard runs after the throttler. */
+const FIRE_ACCESS: AccessRequirement = { resource: 'triggers', action: 'write' };
 
 interface Known {
   organizationId: string;
@@ -55,6 +57,8 @@ export class TriggerRateLimits implements RequestLimitSource, OnModuleInit {
 
   /** The trigger's limit for a fire request, when it is an api trigger of the caller's organization that this credential may fire. */
   async limitFor(req: Request, principal: Principal): Promise<RateLimitEntry | undefined> {
+    // A caller the route refuses (403, after the throttler) does not use up the trigger's allowance.
+    if (!principalAllows(principal, FIRE_ACCESS)) return undefined;
     const id = req.params?.trigger_id;
     if (typeof id !== 'string' || !isUuid(id)) return undefined;
     const known = await this.lookup(id, principal.organizationId);
