@@ -16,8 +16,7 @@ declare module 'express' {
   }
 }
 
-/** Set on a request once its limits were counted (or deliberately not: an exempt route), so that nothing counts it twice. */
-const CONSIDERED = Symbol('rateLimitsConsidered');
+const NONE: RateLimitResult[] = [];
 
 /** Who a request is counted against: the credential, else the source address. */
 export function credentialTracker(principal: Principal): string {
@@ -49,12 +48,17 @@ export class RequestLimits {
     return this.config.rateLimitsEnabled;
   }
 
+  /**
+   * Once the throttler has seen a request (counted it, or deliberately not: an exempt route),
+   * `req.rateLimits` is set, so that nothing counts it twice. (A property every counted request gets
+   * anyway: a symbol-keyed flag of its own cost measurable time.)
+   */
   static markConsidered(req: Request): void {
-    (req as unknown as Record<symbol, boolean>)[CONSIDERED] = true;
+    req.rateLimits ??= NONE;
   }
 
   static considered(req: Request): boolean {
-    return (req as unknown as Record<symbol, boolean>)[CONSIDERED] === true;
+    return req.rateLimits !== undefined;
   }
 
   /**
