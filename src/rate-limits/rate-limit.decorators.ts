@@ -41,9 +41,15 @@ export interface RequestLimitSource {
   limitFor(req: Request, principal: Principal): Promise<RateLimitEntry | undefined>;
 }
 
-export const REQUEST_LIMIT_SOURCE = Reflector.createDecorator<Type<RequestLimitSource>>();
+export interface ResourceLimitDeclaration {
+  source: Type<RequestLimitSource>;
+  /** For docs/ROUTES.md, e.g. "trigger-rate-limit: the trigger's own `rate_limit`/h". */
+  label: string;
+}
 
-/** e.g. `@CountsResourceLimit(TriggerRateLimits)` on the api trigger's fire route. */
-export function CountsResourceLimit(source: Type<RequestLimitSource>) {
-  return REQUEST_LIMIT_SOURCE(source);
+export const REQUEST_LIMIT_SOURCE = Reflector.createDecorator<ResourceLimitDeclaration>();
+
+/** e.g. `@CountsResourceLimit(TriggerRateLimits, ...)` on the api trigger's fire route. */
+export function CountsResourceLimit(source: Type<RequestLimitSource>, label: string) {
+  return REQUEST_LIMIT_SOURCE({ source, label });
 }

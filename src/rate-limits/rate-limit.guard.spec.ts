@@ -26,7 +26,7 @@ class OwnLimits implements RequestLimitSource {
 }
 
 class Routes {
-  @RateLimitClass('triggers', 'execution') @CountsResourceLimit(OwnLimits) ownLimit() {}
+  @RateLimitClass('triggers', 'execution') @CountsResourceLimit(OwnLimits, 'own: 2/h') ownLimit() {}
   @RateLimitClass('workflows', 'read') read() {}
   @RateLimitClass('workflows', 'write') write() {}
   @RateLimitClass('workflows', 'delete') delete() {}

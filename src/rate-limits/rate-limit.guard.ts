@@ -36,8 +36,8 @@ export class RateLimitGuard extends ThrottlerGuard {
     if (this.reflector.getAllAndOverride(NO_RATE_LIMIT, targets) !== undefined) return true;
     const res = context.switchToHttp().getResponse<Response>();
     if (req.principal) {
-      const sourceType = this.reflector.get(REQUEST_LIMIT_SOURCE, handler);
-      const own = sourceType ? await this.source(sourceType).limitFor(req, req.principal) : undefined;
+      const resource = this.reflector.get(REQUEST_LIMIT_SOURCE, handler);
+      const own = resource ? await this.source(resource.source).limitFor(req, req.principal) : undefined;
       await this.limits.authenticated(req, res, req.principal, this.reflector.getAllAndOverride(RATE_LIMIT_CLASS, targets), own);
     } else await this.limits.anonymous(req, res);
     return true;

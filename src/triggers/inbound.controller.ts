@@ -50,7 +50,7 @@ export class InboundController {
   @HttpCode(202)
   @RequireAccess('triggers', 'write')
   @RateLimitClass('triggers', 'execution')
-  @CountsResourceLimit(TriggerRateLimits)
+  @CountsResourceLimit(TriggerRateLimits, "trigger-rate-limit: the trigger's own `rate_limit`/h")
   @ApiOperation({ summary: 'Fire an api trigger (limited by its rate_limit per hour)' })
   @ApiData(FiredExecutionResponse, 202, 'Accepted (status failed with an error when the trigger or workflow is not active)')
   @ApiErrors(400, 404, 429)
