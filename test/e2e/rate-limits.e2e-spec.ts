@@ -195,6 +195,17 @@ describe('rate limits (DESIGN §10)', () => {
       expect(foreign.headers['ratelimit-policy']).toBe('"credential";q=12;w=3600, "triggers-execution";q=2;w=3600');
     });
 
+    it('an inbound webhook is one Redis round trip too: its trigger limit (it is exempt from the request throttler)', async () => {
+      const org = await createOrganization(t);
+      const workflow = await createWorkflow(t, org);
+      const hook = await createTrigger(t, org, workflow.id, 'webhook', {});
+      const { result, roundTrips } = await limiterRoundTrips(t, () => t.http.post(`/v1/hooks/${hook.id}`).send({}));
+      expect(result.status).toBe(202);
+      expect(roundTrips).toBe(1);
+      expect(result.headers['ratelimit-policy']).toBe('"hook";q=100;w=60');
+      expect(result.headers['x-ratelimit-remaining']).toBe('99');
+    });
+
     it('a deleted api trigger is forgotten by the cache of trigger limits', async () => {
       const org = await createOrganization(t);
       const workflow = await createWorkflow(t, org);
