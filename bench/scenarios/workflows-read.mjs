@@ -12,7 +12,7 @@ const LIST_TARGET_RATIO = 0.6;
 /** The credential rows' requests/s may differ by at most this fraction of the best of them. */
 const MAX_CREDENTIAL_GAP = 0.1;
 const SEED_CONCURRENCY = 8;
-const JWT_AUDIENCE = 'https://bench.workflow-automation.invalid';
+export const JWT_AUDIENCE = 'https://bench.workflow-automation.invalid';
 const OUT_OF_REACH = '100000000';
 
 /** Rate limits on, as in production, with every figure out of the bench's reach. */
@@ -43,7 +43,7 @@ async function seedWorkflows(ctx, appUrl, count) {
 }
 
 /** Registers a JWT client (ES256) with the bootstrap key and signs one token for the whole run (no jti: it is reused). */
-async function mintJwt(ctx, appUrl) {
+export async function mintJwt(ctx, appUrl) {
   const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
   const res = await ctx.api(appUrl, 'POST', '/v1/jwt-clients', { name: 'bench client', public_key: await exportSPKI(publicKey), scopes: ['workflows:read'] });
   if (res.status !== 201) throw new Error(`POST /v1/jwt-clients answered ${res.status}: ${JSON.stringify(res.body).slice(0, 500)}`);

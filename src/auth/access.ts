@@ -49,6 +49,12 @@ export function scopesAllow(scopes: readonly string[], requirement: AccessRequir
   return needed !== undefined && scopes.includes(needed);
 }
 
+/** Whether the caller passes the requirement (what AccessGuard checks): the level of an API key, else the scopes. */
+export function principalAllows(principal: Principal, requirement: AccessRequirement): boolean {
+  if (principal.credentialType === 'api_key') return principal.permissionLevel !== undefined && levelAllows(principal.permissionLevel, requirement);
+  return scopesAllow(principal.scopes ?? [], requirement);
+}
+
 export function isValidScope(scope: string): boolean {
   const [resource, action, ...rest] = scope.split(':');
   return rest.length === 0 && (SCOPE_RESOURCES as readonly string[]).includes(resource) && (SCOPE_ACTIONS as readonly string[]).includes(action);

@@ -10,7 +10,7 @@ import { HealthController } from '../health/health.controller.js';
 import { PetsController } from '../pets/pets.controller.js';
 import { ApiKeysController } from './api-keys/api-keys.controller.js';
 import { namedThrottlers } from '../rate-limits/rate-limit-policies.js';
-import { NO_RATE_LIMIT, NoRateLimit, RATE_LIMIT_CLASS, RateLimitClass } from '../rate-limits/rate-limit.decorators.js';
+import { NO_RATE_LIMIT, NoRateLimit, RATE_LIMIT_CLASS, RateLimitClass, REQUEST_LIMIT_SOURCE } from '../rate-limits/rate-limit.decorators.js';
 import { requiredLevel, scopeFor } from './access.js';
 import { ACCESS, AnyCredential, Public, PUBLIC, RequireAccess } from './decorators/access.decorators.js';
 import { MeController } from './me.controller.js';
@@ -173,7 +173,10 @@ function routeTable(routes: Route[]): string {
       let limits: string;
       if (exempt !== undefined) limits = `none here: ${exempt}`;
       else if (isPublic) limits = `public ${per('public')} per IP`;
-      else limits = `credential ${per('credential')}${declared ? `; ${declared.group}-${declared.routeClass} ${per(declared.routeClass)}` : ''}`;
+      else {
+        const resource = reflector.get(REQUEST_LIMIT_SOURCE, route.handler);
+        limits = `credential ${per('credential')}${declared ? `; ${declared.group}-${declared.routeClass} ${per(declared.routeClass)}` : ''}${resource ? `; ${resource.label}` : ''}`;
+      }
       const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
       return { path, verb: route.verb, line: `| ${route.verb} | \`${path}\` | ${scope} | ${level} | ${limits} |` };
     })

@@ -1,4 +1,7 @@
-import { applyDecorators } from '@nestjs/common';
+import { applyDecorators, type Type } from '@nestjs/common';
+import type { Request } from 'express';
+import type { Principal } from '../auth/access.js';
+import type { RateLimitEntry } from '../redis/rate-limiter.js';
 import { Reflector } from '@nestjs/core';
 import type { RouteClass } from './rate-limit-policies.js';
 
@@ -25,4 +28,28 @@ export function RateLimitClass(group: string, routeClass: RouteClass) {
  */
 export function NoRateLimit(reason: string) {
   return NO_RATE_LIMIT(reason);
+}
+
+/**
+ * A limit of the request's own resource (an api trigger's configured `rate_limit`), which the
+ * request throttler counts in the same Redis round trip as the credential's and the route class's.
+ * The source is a provider (looked up through the ModuleRef, any module) that knows the resource's
+ * limit from a short-lived cache, so finding it costs no Redis round trip.
+ */
+export interface RequestLimitSource {
+  /** The entry to count for this request, or undefined when the resource has none for this caller. */
+  limitFor(req: Request, principal: Principal): Promise<RateLimitEntry | undefined>;
+}
+
+export interface ResourceLimitDeclaration {
+  source: Type<RequestLimitSource>;
+  /** For docs/ROUTES.md, e.g. "trigger-rate-limit: the trigger's own `rate_limit`/h". */
+  label: string;
+}
+
+export const REQUEST_LIMIT_SOURCE = Reflector.createDecorator<ResourceLimitDeclaration>();
+
+/** e.g. `@CountsResourceLimit(TriggerRateLimits, ...)` on the api trigger's fire route. */
+export function CountsResourceLimit(source: Type<RequestLimitSource>, label: string) {
+  return REQUEST_LIMIT_SOURCE({ source, label });
 }

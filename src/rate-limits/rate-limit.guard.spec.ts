@@ -10,7 +10,7 @@ import { AppConfig } from '../config/app-config.js';
 import { RateLimiter } from '../redis/rate-limiter.js';
 import { RedisService } from '../redis/redis.service.js';
 import { namedThrottlers, ROUTE_CLASSES, type RouteClass } from './rate-limit-policies.js';
-import { NoRateLimit, RateLimitClass } from './rate-limit.decorators.js';
+import { CountsResourceLimit, NoRateLimit, RateLimitClass, type RequestLimitSource } from './rate-limit.decorators.js';
 import { RateLimitGuard } from './rate-limit.guard.js';
 import { RedisThrottlerStorage } from './redis-throttler.storage.js';
 import { RequestLimits } from './request-limits.service.js';
@@ -18,7 +18,15 @@ import { RequestLimits } from './request-limits.service.js';
 /** Every class lowered to a distinct small figure, so that each reaches 429 after exactly its own count. */
 const FIGURES: Record<RouteClass, number> = { read: 4, write: 3, delete: 2, execution: 5, realtime: 6, historical: 3, reports: 2, export: 1 };
 
+/** A resource with a limit of its own (as an api trigger's rate_limit): 2 per hour per resource. */
+class OwnLimits implements RequestLimitSource {
+  limitFor() {
+    return Promise.resolve({ policy: 'own', key: `resource-${credentials}`, limit: 2, windowSeconds: 3600 });
+  }
+}
+
 class Routes {
+  @RateLimitClass('triggers', 'execution') @CountsResourceLimit(OwnLimits, 'own: 2/h') ownLimit() {}
   @RateLimitClass('workflows', 'read') read() {}
   @RateLimitClass('workflows', 'write') write() {}
   @RateLimitClass('workflows', 'delete') delete() {}
@@ -77,7 +85,8 @@ beforeAll(async () => {
   redis = new RedisService(config);
   const options = { throttlers: namedThrottlers(config) };
   const storage = new RedisThrottlerStorage(new RateLimiter(redis, config));
-  guard = new RateLimitGuard(options, storage, new Reflector(), new RequestLimits(config, options, storage));
+  const moduleRef = { get: () => new OwnLimits() } as unknown as ConstructorParameters<typeof RateLimitGuard>[4];
+  guard = new RateLimitGuard(options, storage, new Reflector(), new RequestLimits(config, options, storage), moduleRef);
   await guard.onModuleInit();
 });
 
@@ -109,6 +118,31 @@ describe('RateLimitGuard (real Redis)', () => {
       expect((await call(method, principal())).status).toBe(200);
     });
   }
+
+  it("a resource's own limit is checked and counted in the same ONE Redis command as the credential's and the class's", async () => {
+    const who = principal();
+    const client = redis.client;
+    const original = client.sendCommand;
+    const sent: string[] = [];
+    client.sendCommand = function (this: typeof client, ...args: Parameters<typeof original>) {
+      sent.push((args[0] as { name: string }).name);
+      return original.apply(this, args);
+    } as typeof original;
+    try {
+      const first = await call('ownLimit', who);
+      expect(sent).toEqual(['evalsha']);
+      expect(first.headers['RateLimit-Policy']).toBe(`"credential";q=1000;w=3600, "triggers-execution";q=${FIGURES.execution};w=3600, "own";q=2;w=3600`);
+      // The tightest: own (2) has 1 left.
+      expect(first.headers.RateLimit).toMatch(/^"own";r=1;t=\d+$/);
+      expect((await call('ownLimit', who)).status).toBe(200);
+      const refused = await call('ownLimit', who);
+      expect(refused.status).toBe(429);
+      expect(refused.headers.RateLimit).toMatch(/^"own";r=0;/);
+      expect(sent).toEqual(['evalsha', 'evalsha', 'evalsha']);
+    } finally {
+      client.sendCommand = original;
+    }
+  });
 
   it('a route without a class counts against the credential only', async () => {
     const answer = await call('unclassified', principal());

@@ -16,6 +16,8 @@ declare module 'express' {
   }
 }
 
+const NONE: RateLimitResult[] = [];
+
 /** Who a request is counted against: the credential, else the source address. */
 export function credentialTracker(principal: Principal): string {
   return `${principal.credentialType}:${principal.credentialId}`;
@@ -46,11 +48,29 @@ export class RequestLimits {
     return this.config.rateLimitsEnabled;
   }
 
-  /** An authenticated request: the credential's limit, the route class's, and the address's failed-authentication count (checked, not counted). */
-  async authenticated(req: Request, res: Response, principal: Principal, declaration: RouteClassDeclaration | undefined): Promise<void> {
+  /**
+   * Once the throttler has seen a request (counted it, or deliberately not: an exempt route),
+   * `req.rateLimits` is set, so that nothing counts it twice. (A property every counted request gets
+   * anyway: a symbol-keyed flag of its own cost measurable time.)
+   */
+  static markConsidered(req: Request): void {
+    req.rateLimits ??= NONE;
+  }
+
+  static considered(req: Request): boolean {
+    return req.rateLimits !== undefined;
+  }
+
+  /**
+   * An authenticated request: the credential's limit, the route class's, the request's own
+   * resource's (an api trigger's rate_limit), and the address's failed-authentication count
+   * (checked, not counted).
+   */
+  async authenticated(req: Request, res: Response, principal: Principal, declaration: RouteClassDeclaration | undefined, own?: RateLimitEntry): Promise<void> {
     const tracker = credentialTracker(principal);
     const entries = [this.entry(CREDENTIAL_POLICY, CREDENTIAL_POLICY, tracker)];
     if (declaration) entries.push(this.entry(declaration.routeClass, `${declaration.group}-${declaration.routeClass}`, tracker));
+    if (own) entries.push(own);
     entries.push({ ...this.entry(AUTH_FAILURE_POLICY, AUTH_FAILURE_POLICY, addressTracker(req)), count: false });
     await this.apply(req, res, entries);
   }
@@ -65,6 +85,22 @@ export class RequestLimits {
     await this.apply(req, res, [this.entry(AUTH_FAILURE_POLICY, AUTH_FAILURE_POLICY, addressTracker(req))]);
   }
 
+  /**
+   * A /v1 answer given before the guards ran (a body parser's 400, 413 or 415, an unknown route's
+   * 404): counted as the guards would have counted the request, with the route unknown. A valid
+   * credential (from the Authorization header, through the cached resolvers) draws on its own
+   * limit; no credential or a bad one is a failed authentication of the source address, as its 401
+   * would have been (otherwise such answers would tell a valid key from a guessed one without
+   * costing the guesser anything). Returns the headers to add; throws the 429 to answer instead.
+   */
+  async earlyAnswer(req: Request, principal: Principal | undefined): Promise<Record<string, string>> {
+    RequestLimits.markConsidered(req);
+    if (!this.enabled) return {};
+    const address = this.entry(AUTH_FAILURE_POLICY, AUTH_FAILURE_POLICY, addressTracker(req));
+    const entries = principal ? [this.entry(CREDENTIAL_POLICY, CREDENTIAL_POLICY, credentialTracker(principal)), { ...address, count: false }] : [address];
+    return rateLimitHeaders(await this.count(req, entries));
+  }
+
   private entry(throttler: PolicyName, policy: string, key: string): RateLimitEntry {
     const figure = this.figures.get(throttler);
     if (!figure) throw new Error(`No throttler named ${throttler}`);
@@ -72,7 +108,13 @@ export class RequestLimits {
   }
 
   private async apply(req: Request, res: Response, entries: RateLimitEntry[]): Promise<void> {
+    RequestLimits.markConsidered(req);
     if (!this.enabled) return;
+    for (const [name, value] of Object.entries(rateLimitHeaders(await this.count(req, entries)))) res.setHeader(name, value);
+  }
+
+  /** Checks and counts in one round trip; the limits shown, or the 429. */
+  private async count(req: Request, entries: RateLimitEntry[]): Promise<RateLimitResult[]> {
     const outcome = await (this.storage as RedisThrottlerStorage).incrementAll(entries);
     // Checked-only limits show in the headers when they refuse, not while they merely watch.
     const shown = outcome.results.filter((r, i) => entries[i].count !== false || !r.allowed);
@@ -81,6 +123,6 @@ export class RequestLimits {
       const refusing = outcome.results.filter((r) => !r.allowed).reduce((a, b) => (b.retryAfter > a.retryAfter ? b : a));
       throw new RateLimitExceededError(refusing, shown);
     }
-    for (const [name, value] of Object.entries(rateLimitHeaders(shown))) res.setHeader(name, value);
+    return shown;
   }
 }

@@ -94,6 +94,12 @@ const LOST = new Set(['reconnecting', 'close', 'end']);
 
 type LimiterRedis = { rateLimit(numKeys: number, ...args: (string | number)[]): Promise<number[]> };
 
+interface Queued {
+  args: (string | number)[];
+  resolve(reply: number[]): void;
+  reject(error: unknown): void;
+}
+
 /**
  * The rate-limit storage shared by every API process (the throttler guard, the api trigger's own
  * rate_limit, inbound webhooks). If Redis is down or slow the request is served: the outage is
@@ -104,13 +110,15 @@ export class RateLimiter {
   private readonly logger = new Logger(RateLimiter.name);
   private failing = false;
   private readonly client: Redis;
+  /** Scripts asked for in this turn of the event loop, sent together at its end (see send). */
+  private queue: Queued[] = [];
 
   constructor(
     private readonly redis: RedisService,
     private readonly config: AppConfig,
   ) {
-    // The service's command connection. (Auto-pipelining on a connection of its own was tried: more
-    // CPU per request, not less; docs/PERFORMANCE.md.)
+    // The service's command connection. (ioredis auto-pipelining on a connection of its own was
+    // tried: more CPU per request, not less, as it flushes per tick; send() batches per loop turn.)
     this.client = redis.client;
     // EVALSHA with a fallback to EVAL, handled by ioredis.
     if (!(this.client as unknown as { rateLimit?: unknown }).rateLimit) this.client.defineCommand('rateLimit', { lua: SCRIPT });
@@ -135,7 +143,7 @@ export class RateLimiter {
     let reply: number[];
     try {
       reply = await Promise.race([
-        (client as unknown as LimiterRedis).rateLimit(keys.length, ...keys, ...args),
+        this.send([keys.length, ...keys, ...args]),
         new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${this.config.rateLimits.redisTimeoutMs} ms`)), this.config.rateLimits.redisTimeoutMs))),
       ]);
     } catch (error) {
@@ -165,6 +173,41 @@ export class RateLimiter {
     });
     if (refused) for (const r of results) if (!r.allowed) rateLimitRefusals.inc({ policy: r.policy });
     return { allowed: !refused, results, checked: true };
+  }
+
+  /**
+   * One script per request, but one socket write per turn of the event loop: the requests whose
+   * bytes arrived in the same poll phase reach the guard in it, and their scripts go out together
+   * as one pipeline at setImmediate (the check phase of the same turn, so no request waits for
+   * another turn). A write to the socket is the limiter's main cost (a system call; docs/PERFORMANCE.md),
+   * and under load several requests share one. Each request still gets its own script, atomic and
+   * exact; a lone request is sent as a plain command.
+   */
+  private send(args: (string | number)[]): Promise<number[]> {
+    return new Promise<number[]>((resolve, reject) => {
+      if (this.queue.push({ args, resolve, reject }) === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  private flush(): void {
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 1) {
+      const [only] = batch;
+      (this.client as unknown as LimiterRedis).rateLimit(...(only.args as [number, ...(string | number)[]])).then(only.resolve, only.reject);
+      return;
+    }
+    const pipeline = this.client.pipeline() as unknown as LimiterRedis & { exec(): Promise<[Error | null, unknown][] | null> };
+    for (const queued of batch) void pipeline.rateLimit(...(queued.args as [number, ...(string | number)[]]));
+    pipeline.exec().then(
+      (replies) =>
+        batch.forEach((queued, i) => {
+          const [error, reply] = replies?.[i] ?? [new Error('no reply in the pipeline'), null];
+          if (error) queued.reject(error);
+          else queued.resolve(reply as number[]);
+        }),
+      (error: unknown) => batch.forEach((queued) => queued.reject(error)),
+    );
   }
 
   private failOpen(error: unknown): RateLimitOutcome {

@@ -3,7 +3,7 @@ import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Principal } from '../auth/access.js';
 import { CurrentPrincipal, Public, RequireAccess } from '../auth/decorators/access.decorators.js';
-import { RateLimitClass } from '../rate-limits/rate-limit.decorators.js';
+import { CountsResourceLimit, RateLimitClass } from '../rate-limits/rate-limit.decorators.js';
 import { ApiData, ApiErrors } from '../common/http/api-docs.js';
 import { ApiMethods } from '../common/http/openapi/schema-markers.js';
 import { ok } from '../common/http/envelope.js';
@@ -12,6 +12,7 @@ import { NoRateLimit } from '../rate-limits/rate-limit.decorators.js';
 import { rateLimitHeaders } from '../redis/rate-limiter.js';
 import { FiredExecutionResponse, FireTriggerDto, InboundMessageDto, InboundMessageResponse, WEBHOOK_BODY_DOC } from './dto/inbound.dto.js';
 import { TriggerFiringService } from './trigger-firing.service.js';
+import { TriggerRateLimits } from './trigger-rate-limits.service.js';
 import { WEBHOOK_METHODS } from './trigger-types/webhook.trigger-type.js';
 
 function toResponse(result: FireResult): FiredExecutionResponse {
@@ -49,6 +50,7 @@ export class InboundController {
   @HttpCode(202)
   @RequireAccess('triggers', 'write')
   @RateLimitClass('triggers', 'execution')
+  @CountsResourceLimit(TriggerRateLimits, "trigger-rate-limit: the trigger's own `rate_limit`/h")
   @ApiOperation({ summary: 'Fire an api trigger (limited by its rate_limit per hour)' })
   @ApiData(FiredExecutionResponse, 202, 'Accepted (status failed with an error when the trigger or workflow is not active)')
   @ApiErrors(400, 404, 429)
@@ -56,14 +58,11 @@ export class InboundController {
     @CurrentPrincipal() principal: Principal,
     @Param('trigger_id') triggerId: string,
     @Body() body: FireTriggerDto,
-    @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
     @Headers('user-agent') userAgent?: string,
   ) {
-    // The request throttler's limits (credential, triggers-execution) and the trigger's own rate_limit: the tightest one's headers.
-    const applied = req.rateLimits ?? [];
-    const { result, rateLimit } = await this.firing.fireApiTrigger(principal.organizationId, triggerId, body, userAgent ?? null, principal.credentialType, applied);
-    res.set(rateLimitHeaders(rateLimit ? [...applied, rateLimit] : applied));
+    // The trigger's own rate_limit was counted by the request throttler with the credential's and
+    // the class's limits, in one round trip (TriggerRateLimits); its headers show the tightest.
+    const result = await this.firing.fireApiTrigger(principal.organizationId, triggerId, body, userAgent ?? null, principal.credentialType);
     return ok(toResponse(result));
   }
 

@@ -28,7 +28,6 @@ import { WEBHOOK_METHODS } from './trigger-types/webhook.trigger-type.js';
  * counting authenticated requests only; failed authentications per source IP in the same window.
  */
 export const WEBHOOK_WINDOW_SECONDS = 60;
-const DEFAULT_API_RATE_LIMIT = 100;
 
 /** What a firing needs of its trigger. */
 type FiringTrigger = Pick<Trigger, 'id' | 'organizationId' | 'workflowId' | 'status' | 'channel' | 'configuration'>;
@@ -146,13 +145,15 @@ export class TriggerFiringService {
 
     // Authentication before the trigger's limit: a stranger who knows the URL cannot use up its
     // window with bad signatures. Failures are limited per source address instead.
+    const limited = this.config.rateLimitsEnabled;
     if (!this.authenticates(trigger, request)) {
-      const failures = await this.rateLimiter.hit('hook-failures', request.ip ?? 'unknown', this.config.webhookSignatureFailuresPerMinute, WEBHOOK_WINDOW_SECONDS);
+      const failures = limited && await this.rateLimiter.hit('hook-failures', request.ip ?? 'unknown', this.config.webhookSignatureFailuresPerMinute, WEBHOOK_WINDOW_SECONDS);
       if (failures && !failures.allowed) throw new RateLimitExceededError(failures);
       throw new InvalidSignatureError();
     }
 
-    const rateLimit = await this.rateLimiter.hit('hook', trigger.id, this.config.rateLimits.hookPerMinute, WEBHOOK_WINDOW_SECONDS);
+    // One round trip (the route is exempt from the request throttler). RATE_LIMITS_ENABLED=false: none.
+    const rateLimit = limited ? await this.rateLimiter.hit('hook', trigger.id, this.config.rateLimits.hookPerMinute, WEBHOOK_WINDOW_SECONDS) : null;
     if (rateLimit && !rateLimit.allowed) throw new RateLimitExceededError(rateLimit);
 
     const fields = parseWebhookFields(request.body);
@@ -179,24 +180,21 @@ export class TriggerFiringService {
     return ok;
   }
 
-  /** POST /v1/triggers/{id}/fire: an api trigger, limited by its configured rate_limit per hour. */
+  /**
+   * POST /v1/triggers/{id}/fire: an api trigger. Its configured rate_limit per hour is counted
+   * before, by the request throttler, with the request's other limits (TriggerRateLimits).
+   */
   async fireApiTrigger(
     organizationId: string,
     triggerId: string,
     body: { customer_id?: string; channel?: string; message?: string; data?: Record<string, unknown> },
     userAgent: string | null,
     credentialType: CredentialType,
-    /** The request throttler's limits already counted for this request (for the 429's headers). */
-    applied: readonly RateLimitResult[] = [],
-  ): Promise<{ result: FireResult; rateLimit: RateLimitResult | null }> {
+  ): Promise<FireResult> {
     const trigger = await this.triggersService.getOwned(organizationId, triggerId);
     if (trigger.type !== 'api') throw new NotAnApiTriggerError();
     if (!credentialMayFire(trigger.configuration.authentication, credentialType)) throw new CredentialTypeRefusedError(String(trigger.configuration.authentication));
-    const limit = Number(trigger.configuration.rate_limit ?? DEFAULT_API_RATE_LIMIT);
-    // A second round trip: the allowance is the trigger row's, known only once it is read (docs/DECISIONS.md).
-    const rateLimit = await this.rateLimiter.hit('trigger-rate-limit', trigger.id, limit, 3600);
-    if (rateLimit && !rateLimit.allowed) throw new RateLimitExceededError(rateLimit, [...applied, rateLimit]);
-    const result = await this.fire(trigger, {
+    return this.fire(trigger, {
       customerRef: body.customer_id ?? null,
       channel: body.channel ?? null,
       message: body.message ?? null,
@@ -204,7 +202,6 @@ export class TriggerFiringService {
       userAgent,
       source: 'api',
     });
-    return { result, rateLimit };
   }
 
   /**

@@ -8,6 +8,7 @@ import { InboundController } from './inbound.controller.js';
 import { SchedulesProcessor } from './schedules.processor.js';
 import { TriggerExecutionsController } from './trigger-executions.controller.js';
 import { TriggerFiringService } from './trigger-firing.service.js';
+import { TriggerRateLimits } from './trigger-rate-limits.service.js';
 import { TriggerSchedulesService } from './trigger-schedules.service.js';
 import { TriggersController } from './triggers.controller.js';
 import { TriggersService } from './triggers.service.js';
@@ -16,8 +17,8 @@ import { SCHEDULES_QUEUE } from './triggers.queue.js';
 @Module({
   imports: [TypeOrmModule.forFeature([Trigger]), BullModule.registerQueue({ name: SCHEDULES_QUEUE }), WorkflowsModule, ExecutionsModule],
   controllers: [TriggersController, TriggerExecutionsController, InboundController],
-  providers: [TriggersService, TriggerSchedulesService, TriggerFiringService],
-  exports: [TriggersService, TriggerSchedulesService, TriggerFiringService],
+  providers: [TriggersService, TriggerSchedulesService, TriggerFiringService, TriggerRateLimits],
+  exports: [TriggersService, TriggerSchedulesService, TriggerFiringService, TriggerRateLimits],
 })
 export class TriggersModule {}
 

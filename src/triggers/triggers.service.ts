@@ -12,6 +12,7 @@ import type { CreateTriggerDto } from './dto/create-trigger.dto.js';
 import type { ListTriggersQuery } from './dto/list-triggers.query.js';
 import type { UpdateTriggerDto } from './dto/update-trigger.dto.js';
 import { Trigger, type TriggerType } from './entities/trigger.entity.js';
+import { TriggerRateLimits } from './trigger-rate-limits.service.js';
 import { TriggerSchedulesService, type ScheduleState } from './trigger-schedules.service.js';
 import { parseTriggerConfiguration, presentTriggerConfiguration, type TriggerConfigurationMap } from './trigger-types/index.js';
 import { InvalidStateTransitionError, TriggerAlreadyExistsError, TriggerNotFoundError } from './triggers.errors.js';
@@ -32,6 +33,7 @@ export class TriggersService {
     private readonly schedules: TriggerSchedulesService,
     private readonly secretBox: SecretBox,
     private readonly config: AppConfig,
+    private readonly rateLimits: TriggerRateLimits,
   ) {}
 
   async list(organizationId: string, query: ListTriggersQuery): Promise<[Trigger[], number]> {
@@ -96,6 +98,8 @@ export class TriggersService {
       trigger.updatedAt = new Date();
       return manager.getRepository(Trigger).save(trigger);
     });
+    // After the commit, so that no request reads the old row back into a cache meanwhile.
+    await this.rateLimits.forget(saved.id);
     await this.schedules.apply(before!, saved);
     return saved;
   }
@@ -106,6 +110,7 @@ export class TriggersService {
       await manager.getRepository(Trigger).delete({ id: trigger.id, organizationId });
       return trigger;
     });
+    await this.rateLimits.forget(deleted.id);
     await this.schedules.apply(deleted, null);
   }
 

@@ -4,7 +4,7 @@ import { MAX_JSON_DEPTH } from '../../src/common/validation/storable-input.js';
 import { RedisService } from '../../src/redis/redis.service.js';
 import { createTrigger } from '../factories/triggers.js';
 import { createWorkflow, workflowBody } from '../factories/workflows.js';
-import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
+import { createOrganization, RATE_LIMITS_OUT_OF_REACH, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 
 /** A lone high surrogate escaped inside JSON text: valid JSON, refused by PostgreSQL. */
 const LONE = '\\ud83d';
@@ -35,7 +35,8 @@ describe('bad input is a 4xx, never a 500', () => {
   let workflowId: string;
 
   beforeAll(async () => {
-    t = await startTestApp({ RATE_LIMITS_ENABLED: 'false', WEBHOOK_SIGNATURE_FAILURES_PER_MINUTE: '3' });
+    // Limits on (the webhook limits are tested below; RATE_LIMITS_ENABLED=false turns them off), the request limits out of reach.
+    t = await startTestApp({ ...RATE_LIMITS_OUT_OF_REACH, WEBHOOK_SIGNATURE_FAILURES_PER_MINUTE: '3' });
     org = await createOrganization(t);
     workflowId = (await createWorkflow(t, org)).id;
     expect((await t.http.post(`/v1/workflows/${workflowId}/activate`).set(org.auth())).status).toBe(200);

@@ -2,12 +2,12 @@ import { createHmac } from 'node:crypto';
 import { getQueueToken } from '@nestjs/bull';
 import type { Job, Queue } from 'bull';
 import { DataSource } from 'typeorm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ExecutionEngine } from '../../src/executions/execution-engine.service.js';
 import { SchedulesProcessor } from '../../src/triggers/schedules.processor.js';
 import { SCHEDULES_QUEUE } from '../../src/triggers/triggers.queue.js';
 import { createTrigger } from '../factories/triggers.js';
-import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
+import { createOrganization, RATE_LIMITS_OUT_OF_REACH, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { expectRollupsMatchRows } from '../utils/rollups.js';
 import { waitFor } from '../utils/wait-for.js';
 
@@ -20,7 +20,10 @@ describe('execution engine: triggers firing, conversations, steps', () => {
   let seq = 0;
 
   beforeAll(async () => {
-    t = await startTestApp({ RATE_LIMITS_ENABLED: 'false' });
+    // Limits on (an api trigger's rate_limit and the webhook limits are tested here; RATE_LIMITS_ENABLED=false
+    // turns them off too), the request limits out of reach, under a prefix of its own so that no other
+    // file's per-address counts reach this one.
+    t = await startTestApp({ ...RATE_LIMITS_OUT_OF_REACH, REDIS_KEY_PREFIX: `${inject('redisKeyPrefix')}:engine` });
     org = await createOrganization(t);
     db = t.app.get(DataSource);
     const kb = await t.http

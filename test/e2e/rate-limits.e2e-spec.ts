@@ -4,6 +4,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTrigger } from '../factories/triggers.js';
 import { createWorkflow, workflowBody } from '../factories/workflows.js';
+import { RedisService } from '../../src/redis/redis.service.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
 import { WorkerProcess } from '../utils/worker-process.js';
@@ -34,6 +35,27 @@ function expectLimitHeaders(res: Res, policy: string, limit: number, remaining: 
   expect(reset).toBeLessThanOrEqual(now + 3601);
   expect(res.headers['ratelimit-policy']).toContain(`"${policy}";q=${limit};w=`);
   expect(res.headers.ratelimit).toMatch(new RegExp(`^"${policy}";r=${remaining};t=\\d+$`));
+}
+
+/**
+ * Counts the rate-limit scripts the app sends to Redis (EVALSHA/EVAL on its `rl` keys) while `work`
+ * runs: one per round trip of the limiter. Wraps the app's command connection, which the limiter uses.
+ */
+async function limiterRoundTrips<T>(t: TestApp, work: () => Promise<T>): Promise<{ result: T; roundTrips: number }> {
+  const client = t.app.get(RedisService).client;
+  const original = client.sendCommand;
+  let roundTrips = 0;
+  client.sendCommand = function (this: typeof client, command: Parameters<typeof original>[0], stream?: Parameters<typeof original>[1]) {
+    const name = (command as { name?: string }).name;
+    const args = ((command as { args?: unknown[] }).args ?? []).map(String);
+    if ((name === 'evalsha' || name === 'eval') && args.some((a) => a.startsWith(`${t.config.redisKeyPrefix}:rl:`))) roundTrips++;
+    return original.call(this, command, stream);
+  } as typeof original;
+  try {
+    return { result: await work(), roundTrips };
+  } finally {
+    client.sendCommand = original;
+  }
 }
 
 function expectRefused(res: Res, policy: string, limit: number) {
@@ -146,6 +168,55 @@ describe('rate limits (DESIGN §10)', () => {
       expect(first.headers['ratelimit-policy']).toContain('"triggers-execution";q=2;w=3600');
       expectRefused(await t.http.post(`/v1/triggers/${trigger.id}/fire`).set(org.auth('read_write')).send({}), 'trigger-rate-limit', 1);
     });
+
+    it("the api trigger's rate_limit is checked and counted in the request's ONE Redis round trip, with the credential's and the class's", async () => {
+      const org = await createOrganization(t);
+      const workflow = await createWorkflow(t, org);
+      const trigger = await createTrigger(t, org, workflow.id, 'api', { rate_limit: 5 });
+      // Every script is loaded (EVALSHA, not a NOSCRIPT retry) before counting.
+      expect((await t.http.get('/v1/me').set(org.auth('read_only'))).status).toBe(200);
+      const fire = () => t.http.post(`/v1/triggers/${trigger.id}/fire`).set(org.auth('read_write')).send({});
+      const { result: first, roundTrips } = await limiterRoundTrips(t, fire);
+      expect(first.status).toBe(202);
+      expect(roundTrips).toBe(1);
+      // The tightest of the three: triggers-execution (2) has 1 left, the trigger's 5 has 4.
+      expectLimitHeaders(first, 'triggers-execution', 2, 1);
+      expect(first.headers['ratelimit-policy']).toBe('"credential";q=12;w=3600, "triggers-execution";q=2;w=3600, "trigger-rate-limit";q=5;w=3600');
+      // A 429 of the trigger's limit is that same one round trip too.
+      await t.http.put(`/v1/triggers/${trigger.id}`).set(org.auth('read_write')).send({ configuration: { rate_limit: 1 } }).expect(200);
+      const other = await createOrganization(t);
+      const refused = await limiterRoundTrips(t, () => t.http.post(`/v1/triggers/${trigger.id}/fire`).set(org.auth('full_access')).send({}));
+      expect(refused.roundTrips).toBe(1);
+      // The update reached the cache of trigger limits at once: the new rate_limit (1) is the one refusing.
+      expectRefused(refused.result, 'trigger-rate-limit', 1);
+      // Another organization's credential draws on no trigger limit (404, as if absent).
+      const foreign = await t.http.post(`/v1/triggers/${trigger.id}/fire`).set(other.auth('read_write')).send({});
+      expect(foreign.status).toBe(404);
+      expect(foreign.headers['ratelimit-policy']).toBe('"credential";q=12;w=3600, "triggers-execution";q=2;w=3600');
+    });
+
+    it('an inbound webhook is one Redis round trip too: its trigger limit (it is exempt from the request throttler)', async () => {
+      const org = await createOrganization(t);
+      const workflow = await createWorkflow(t, org);
+      const hook = await createTrigger(t, org, workflow.id, 'webhook', {});
+      const { result, roundTrips } = await limiterRoundTrips(t, () => t.http.post(`/v1/hooks/${hook.id}`).send({}));
+      expect(result.status).toBe(202);
+      expect(roundTrips).toBe(1);
+      expect(result.headers['ratelimit-policy']).toBe('"hook";q=100;w=60');
+      expect(result.headers['x-ratelimit-remaining']).toBe('99');
+    });
+
+    it('a deleted api trigger is forgotten by the cache of trigger limits', async () => {
+      const org = await createOrganization(t);
+      const workflow = await createWorkflow(t, org);
+      const trigger = await createTrigger(t, org, workflow.id, 'api', { rate_limit: 7 });
+      const fired = await t.http.post(`/v1/triggers/${trigger.id}/fire`).set(org.auth('read_write')).send({});
+      expect(fired.headers['ratelimit-policy']).toContain('"trigger-rate-limit";q=7;w=3600');
+      expect((await t.http.delete(`/v1/triggers/${trigger.id}`).set(org.auth('full_access'))).status).toBe(200);
+      const gone = await t.http.post(`/v1/triggers/${trigger.id}/fire`).set(org.auth('full_access')).send({});
+      expect(gone.status).toBe(404);
+      expect(gone.headers['ratelimit-policy']).not.toContain('trigger-rate-limit');
+    });
   });
 
   describe('per source address: unauthenticated routes and failed authentication', () => {
@@ -186,6 +257,55 @@ describe('rate limits (DESIGN §10)', () => {
     });
   });
 
+  describe('answers given before the guards (body parsers, unknown routes) carry the headers and are counted', () => {
+    let t: TestApp;
+
+    beforeAll(async () => {
+      t = await startTestApp({ APP_ROLE: 'api', REDIS_KEY_PREFIX: ownPrefix(), RATE_LIMIT_PER_CREDENTIAL: '12', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '4' });
+    });
+    afterAll(() => t?.close());
+
+    it('with a valid credential: 400 malformed JSON, 413, 415 and an unknown route count against the credential', async () => {
+      const org = await createOrganization(t);
+      const json = { ...org.auth('read_write'), 'Content-Type': 'application/json' };
+      const malformed = await t.http.post('/v1/workflows').set(json).send('{"name": ');
+      expect(malformed.status).toBe(400);
+      expect(malformed.body.error.code).toBe('INVALID_REQUEST');
+      expectLimitHeaders(malformed, 'credential', 12, 11);
+      expect(malformed.headers['ratelimit-policy']).toBe('"credential";q=12;w=3600');
+      const tooLarge = await t.http.post('/v1/workflows').set(json).send(JSON.stringify({ name: 'x'.repeat(1_100_000) }));
+      expect(tooLarge.status).toBe(413);
+      expectLimitHeaders(tooLarge, 'credential', 12, 10);
+      const wrongType = await t.http.post('/v1/workflows').set({ ...org.auth('read_write'), 'Content-Type': 'text/plain' }).send('name=x');
+      expect(wrongType.status).toBe(415);
+      expectLimitHeaders(wrongType, 'credential', 12, 9);
+      const unknown = await t.http.get('/v1/no-such-route').set(org.auth('read_only'));
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.error.code).toBe('NOT_FOUND');
+      // Another key of the organization: its own allowance.
+      expectLimitHeaders(unknown, 'credential', 12, 11);
+      // Counted: the read_write key's next request is its 4th.
+      const next = await t.http.get('/v1/me').set(org.auth('read_write'));
+      expectLimitHeaders(next, 'credential', 12, 8);
+      // The normal path is not counted twice: one request, one count.
+      expectLimitHeaders(await t.http.get('/v1/me').set(org.auth('read_write')), 'credential', 12, 7);
+    });
+
+    it('with no credential or a bad one: a failed authentication of the source address, then 429', async () => {
+      const none = await t.http.get('/v1/no-such-route');
+      expect(none.status).toBe(404);
+      expectLimitHeaders(none, 'auth-failures', 4, 3);
+      const guessed = await t.http.post('/v1/workflows').set({ Authorization: 'Bearer wfk_guess', 'Content-Type': 'application/json' }).send('{');
+      expect(guessed.status).toBe(400);
+      expectLimitHeaders(guessed, 'auth-failures', 4, 2);
+      expectLimitHeaders(await t.http.get('/v1/me'), 'auth-failures', 4, 1);
+      expectLimitHeaders(await t.http.get('/v1/nothing-here').set({ Authorization: 'Bearer wfk_guess2' }), 'auth-failures', 4, 0);
+      expectRefused(await t.http.get('/v1/no-such-route'), 'auth-failures', 4);
+      // Outside /v1 nothing changes: the pet sample's unknown routes are its own.
+      expect((await t.http.get('/no-such-route')).headers['x-ratelimit-limit']).toBeUndefined();
+    });
+  });
+
   describe('the real defaults', () => {
     let t: TestApp;
 
@@ -209,14 +329,35 @@ describe('rate limits (DESIGN §10)', () => {
       expect(refused.headers['ratelimit-policy']).toBe('"credential";q=1000;w=3600, "workflows-delete";q=50;w=3600');
     }, 60_000);
 
-    it('RATE_LIMITS_ENABLED=false: no limit and no headers', async () => {
-      const off = await startTestApp({ APP_ROLE: 'api', REDIS_KEY_PREFIX: ownPrefix(), RATE_LIMITS_ENABLED: 'false', RATE_LIMIT_PER_CREDENTIAL: '1' });
+    it("RATE_LIMITS_ENABLED=false: no limit and no headers, an api trigger's rate_limit and the webhook limits included", async () => {
+      const off = await startTestApp({
+        APP_ROLE: 'api',
+        REDIS_KEY_PREFIX: ownPrefix(),
+        RATE_LIMITS_ENABLED: 'false',
+        RATE_LIMIT_PER_CREDENTIAL: '1',
+        RATE_LIMIT_HOOK_PER_MINUTE: '1',
+        WEBHOOK_SIGNATURE_FAILURES_PER_MINUTE: '1',
+      });
       try {
         const org = await createOrganization(off);
         for (let i = 0; i < 3; i++) {
           const res = await off.http.get('/v1/me').set(org.auth('read_only'));
           expect(res.status).toBe(200);
           expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+        }
+        const workflow = await createWorkflow(off, org);
+        const api = await createTrigger(off, org, workflow.id, 'api', { rate_limit: 1 });
+        const hook = await createTrigger(off, org, workflow.id, 'webhook', {});
+        const signed = await createTrigger(off, org, workflow.id, 'webhook', { secret: 'a-webhook-secret-of-some-length' });
+        for (let i = 0; i < 3; i++) {
+          const fired = await off.http.post(`/v1/triggers/${api.id}/fire`).set(org.auth('read_write')).send({});
+          expect(fired.status).toBe(202);
+          expect(fired.headers['x-ratelimit-limit']).toBeUndefined();
+          const hooked = await off.http.post(`/v1/hooks/${hook.id}`).send({});
+          expect(hooked.status).toBe(202);
+          expect(hooked.headers['x-ratelimit-limit']).toBeUndefined();
+          expect((await off.http.post(`/v1/hooks/${signed.id}`).send({})).status).toBe(401);
+          expect((await off.http.get('/v1/no-such-route')).headers['x-ratelimit-limit']).toBeUndefined();
         }
       } finally {
         await off.close();
@@ -248,12 +389,16 @@ describe('rate limits (DESIGN §10)', () => {
         await waitFor(`API process on ${port}`, async () => (await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => null))?.status === 200, 30_000);
       }
       const org = await createOrganization(t);
-      const answers = await Promise.all(
-        Array.from({ length: 60 }, (_, i) =>
-          fetch(`http://127.0.0.1:${ports[i % 2]}/v1/me`, { headers: org.auth('read_only') }).then(async (res) => ({ status: res.status, port: ports[i % 2], remaining: res.headers.get('x-ratelimit-remaining') })),
-        ),
-      );
+      const ask = (port: number) =>
+        fetch(`http://127.0.0.1:${port}/v1/me`, { headers: org.auth('read_only') }).then(async (res) => ({ status: res.status, port, remaining: res.headers.get('x-ratelimit-remaining') }));
+      // One from each process first (each serves: the second sees the first's count), then 58 at once
+      // (the limiter sends the scripts asked for in one event-loop turn together, so in a burst one
+      // process's batch may reach Redis whole before the other's).
+      const first = [await ask(ports[0]), await ask(ports[1])];
+      expect(first.map((a) => [a.status, a.remaining])).toEqual([[200, '24'], [200, '23']]);
+      const answers = [...first, ...(await Promise.all(Array.from({ length: 58 }, (_, i) => ask(ports[i % 2]))))];
       const served = answers.filter((a) => a.status === 200);
+      // Not shared, each process would have served 25 of its 30.
       expect(served.length).toBe(25);
       expect(answers.filter((a) => a.status === 429).length).toBe(35);
       // Both processes served some, and each remaining count was given out once.

@@ -10,6 +10,8 @@ import { AccessTokenSigner, isAccessTokenShape, type AccessTokenClaims } from '.
 import { OAuthClient } from './entities/oauth-client.entity.js';
 import { OAuthRevokedToken } from './entities/oauth-revoked-token.entity.js';
 
+const MAX_REMEMBERED_SHAPES = 10_000;
+
 const REVOKED_CHANNEL = 'auth:oauth-token-revoked';
 const CLIENT_DELETED_CHANNEL = 'auth:oauth-client-deleted';
 const MAX_CACHED_CLIENTS = 10_000;
@@ -33,6 +35,8 @@ interface CachedClient {
  */
 @Injectable()
 export class OAuthTokenResolver implements CredentialResolver, OnModuleInit, OnModuleDestroy {
+  /** Whether a token has our access tokens' shape, for tokens seen recently (bounded). */
+  private readonly shapes = new Map<string, boolean>();
   private readonly logger = new Logger(OAuthTokenResolver.name);
   private readonly clientCache = new Map<string, CachedClient>();
   /**
@@ -73,8 +77,19 @@ export class OAuthTokenResolver implements CredentialResolver, OnModuleInit, OnM
     clearInterval(this.timer);
   }
 
+  /**
+   * Decoding a JWS header (base64 and JSON) for every request of a JWT client or an OAuth client
+   * cost ~10 µs; a client sends the same token for its whole life, so the answer is remembered.
+   */
   accepts(token: string): boolean {
-    return isAccessTokenShape(token);
+    // Not a JWS at all (an API key): answered at once, and never kept.
+    if (!token.startsWith('eyJ')) return false;
+    const known = this.shapes.get(token);
+    if (known !== undefined) return known;
+    const shape = isAccessTokenShape(token);
+    if (this.shapes.size >= MAX_REMEMBERED_SHAPES) this.shapes.delete(this.shapes.keys().next().value as string);
+    this.shapes.set(token, shape);
+    return shape;
   }
 
   invalidError() {

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, HttpException, Logger, Optional, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
+import { EarlyAnswerLimits } from '../../auth/guards/early-answer-limits.js';
 import { clientDataErrorCode } from '../../database/postgres-errors.js';
 import { allowedMethods, type RouterLike } from '../http/allowed-methods.js';
 import { InternalError, InvalidRequestError, MethodNotAllowedError, PayloadTooLargeError, RouteNotFoundError } from './common.errors.js';
@@ -26,7 +27,10 @@ interface BodyParserError {
 export class ErrorEnvelopeFilter implements ExceptionFilter {
   private readonly logger = new Logger('ErrorEnvelopeFilter');
 
-  constructor(@Optional() private readonly adapterHost?: HttpAdapterHost) {}
+  constructor(
+    @Optional() private readonly adapterHost?: HttpAdapterHost,
+    @Optional() private readonly earlyLimits?: EarlyAnswerLimits,
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     if (host.getType() !== 'http') throw exception;
@@ -38,6 +42,20 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
       this.logger.error({ err: exception, requestId: req.id, path: req.originalUrl }, 'Request failed');
     }
     if (res.headersSent) return;
+    // Answered before the guards (body parsers, unknown routes): counted now, with the tightest limit's headers (DESIGN §10).
+    if (this.earlyLimits?.applies(req)) {
+      void this.earlyLimits.count(req).then(
+        (headers) => this.render(req, res, error, headers),
+        (refusal: unknown) => this.render(req, res, refusal instanceof DomainError ? refusal : error),
+      );
+      return;
+    }
+    this.render(req, res, error);
+  }
+
+  private render(req: Request, res: Response, error: DomainError, limitHeaders?: Record<string, string>): void {
+    if (res.headersSent) return;
+    for (const [name, value] of Object.entries(limitHeaders ?? {})) res.setHeader(name, value);
 
     for (const [name, value] of Object.entries(error.extra.headers ?? {})) res.setHeader(name, value);
     if (error.extra.retryAfter !== undefined) res.setHeader('Retry-After', String(error.extra.retryAfter));

@@ -67,9 +67,12 @@ export function storableInputMiddleware(req: Request, _res: Response, next: Next
     const fault = findInputFault(body, undefined, typeof body === 'string' ? 'body' : '');
     if (fault) return next(new InvalidRequestError(inputFaultMessage(fault), fault.field === '' ? undefined : fault.field));
   }
-  // Express 5 parses the query string again on every read of req.query: read it once.
+  // Express 5 parses the query string again on every read of req.query (a getter): read it once,
+  // and keep the result as the request's own property, so that the validation pipe and the
+  // handlers read it without parsing it again.
   if (req.url.includes('?')) {
     const query = req.query as Record<string, unknown>;
+    Object.defineProperty(req, 'query', { value: query, writable: true, configurable: true, enumerable: true });
     for (const name of Object.keys(query)) {
       const nameFault = unstorableReason(name);
       const fault = nameFault ? { reason: nameFault, field: name } : findInputFault(query[name], undefined, name);
