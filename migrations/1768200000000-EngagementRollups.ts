@@ -11,10 +11,14 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *   changed (customer, channel) overlapping [first changed time - 30 min, last + 30 min] are
  *   deleted and recomputed from the messages they and the changed rows span, so a message that
  *   arrives out of order, a batch, or a deletion leave exactly the sessions the rows define.
+ *   The common write — one message after the end of its pair's last session — extends that session
+ *   or starts one without the recompute.
  *   Concurrent statements on the same (customer, channel) are serialized by a transaction-level
  *   advisory lock per pair (a statement touching more than 64 pairs, a bulk load, takes the
  *   table in EXCLUSIVE mode instead: a lock per pair would fill the lock table); the recompute
  *   then runs with a snapshot taken after the lock, so it sees every committed message.
+ * - `customer_channels`: per customer and channel, when its first session there started (what
+ *   "customers seen on a channel by a date" reads), kept by the same trigger.
  * - `execution_answers`: per execution with rating/NPS answers, the sum and count of its `rating`
  *   answers and its NPS promoters (9-10), detractors (0-6) and answers, with the execution's
  *   organization, workflow, customer (null without one), channel and start (the time answers are
@@ -64,14 +68,42 @@ function recomputeSessions(changed: string): string {
 /** Serializes statements on the same pairs of `changed`; see above. */
 function lockPairs(changed: string): string {
   return `
-    IF (SELECT count(*) FROM (SELECT DISTINCT customer_id, channel FROM (${changed}) c) p) > 64 THEN
+    pairs := ARRAY(SELECT DISTINCT hashtextextended(customer_id::text || '/' || channel, 1768200000) FROM (${changed}) c ORDER BY 1);
+    IF cardinality(pairs) > 64 THEN
       LOCK TABLE customer_sessions IN EXCLUSIVE MODE;
     ELSE
       LOCK TABLE customer_sessions IN ROW EXCLUSIVE MODE;
-      PERFORM pg_advisory_xact_lock(k)
-         FROM (SELECT DISTINCT hashtextextended(customer_id::text || '/' || channel, 1768200000) AS k FROM (${changed}) c ORDER BY 1) p;
+      PERFORM pg_advisory_xact_lock(k) FROM unnest(pairs) k;
     END IF;`;
 }
+
+/**
+ * The common write, one message at the end of its pair's conversation (no session of the pair
+ * ends after it): it extends the pair's last session (gap under 30 minutes) or starts one, in one
+ * index lookup and one write. Anything else (a batch, a message older than the last session's
+ * end) takes the general recompute.
+ */
+const APPEND_ONE = `
+    IF (SELECT count(*) FROM new_rows) = 1 THEN
+      SELECT customer_id, channel, organization_id, created_at INTO one FROM new_rows;
+      LOCK TABLE customer_sessions IN ROW EXCLUSIVE MODE;
+      PERFORM pg_advisory_xact_lock(hashtextextended(one.customer_id::text || '/' || one.channel, 1768200000));
+      SELECT started_at, ended_at INTO prev FROM customer_sessions
+       WHERE customer_id = one.customer_id AND channel = one.channel ORDER BY ended_at DESC LIMIT 1;
+      IF prev.ended_at IS NULL OR prev.ended_at <= one.created_at - ${GAP} THEN
+        INSERT INTO customer_sessions (customer_id, channel, organization_id, started_at, ended_at, messages)
+        VALUES (one.customer_id, one.channel, one.organization_id, one.created_at, one.created_at, 1);
+        IF prev.ended_at IS NULL THEN
+          INSERT INTO customer_channels (customer_id, channel, organization_id, first_at)
+          VALUES (one.customer_id, one.channel, one.organization_id, one.created_at);
+        END IF;
+        RETURN NULL;
+      ELSIF prev.ended_at <= one.created_at THEN
+        UPDATE customer_sessions SET ended_at = one.created_at, messages = messages + 1
+         WHERE customer_id = one.customer_id AND channel = one.channel AND ended_at = prev.ended_at;
+        RETURN NULL;
+      END IF;
+    END IF;`;
 
 const INSERTED = `SELECT customer_id, channel, created_at FROM new_rows`;
 const DELETED = `SELECT customer_id, channel, created_at FROM old_rows`;
@@ -90,13 +122,40 @@ function sessionsBranch(changed: string): string {
   return `
     IF NOT EXISTS (${changed}) THEN RETURN NULL; END IF;
     ${lockPairs(changed)}
-    ${recomputeSessions(changed)}`;
+    ${recomputeSessions(changed)}
+    ${recomputeChannels(changed)}`;
 }
 
-const SESSIONS_FUNCTION = `
+/** The first session start of the pairs of `changed`, from their sessions (none: the pair's row goes). */
+function recomputeChannels(changed: string): string {
+  return `
+    WITH p AS (
+      SELECT DISTINCT customer_id, channel FROM (${changed}) c
+    ), f AS (
+      SELECT p.customer_id, p.channel, x.organization_id, x.started_at AS first_at
+        FROM p CROSS JOIN LATERAL (
+          SELECT s.organization_id, s.started_at FROM customer_sessions s
+           WHERE s.customer_id = p.customer_id AND s.channel = p.channel ORDER BY s.ended_at LIMIT 1) x
+    ), gone AS (
+      DELETE FROM customer_channels cc
+       WHERE cc.ctid = ANY (ARRAY(
+         SELECT x.ctid FROM p CROSS JOIN LATERAL (SELECT c2.ctid FROM customer_channels c2 WHERE c2.customer_id = p.customer_id AND c2.channel = p.channel) x
+          WHERE NOT EXISTS (SELECT 1 FROM f WHERE f.customer_id = p.customer_id AND f.channel = p.channel)))
+    )
+    INSERT INTO customer_channels AS cc (customer_id, channel, organization_id, first_at)
+    SELECT customer_id, channel, organization_id, first_at FROM f ORDER BY customer_id, channel
+    ON CONFLICT (customer_id, channel) DO UPDATE SET first_at = EXCLUDED.first_at WHERE cc.first_at IS DISTINCT FROM EXCLUDED.first_at;`;
+}
+
+export const SESSIONS_FUNCTION = `
   CREATE FUNCTION customer_sessions_maintain() RETURNS trigger LANGUAGE plpgsql AS $fn$
+  DECLARE
+    pairs bigint[];
+    one record;
+    prev record;
   BEGIN
     IF TG_OP = 'INSERT' THEN
+      ${APPEND_ONE}
       ${sessionsBranch(INSERTED)}
     ELSIF TG_OP = 'UPDATE' THEN
       ${sessionsBranch(MOVED)}
@@ -219,6 +278,19 @@ export class EngagementRollups1768200000000 implements MigrationInterface {
       CREATE INDEX idx_customer_sessions_org_started ON customer_sessions (organization_id, started_at)
         INCLUDE (customer_id, channel, ended_at, messages)`);
     await q.query(`
+      CREATE TABLE customer_channels (
+        customer_id uuid NOT NULL REFERENCES customers(id) ON DELETE CASCADE,
+        channel varchar(32) NOT NULL,
+        organization_id uuid NOT NULL,
+        -- When the customer's first session on the channel started.
+        first_at timestamptz NOT NULL,
+        PRIMARY KEY (customer_id, channel)
+      )`);
+    await q.query(`
+      INSERT INTO customer_channels (customer_id, channel, organization_id, first_at)
+      SELECT customer_id, channel, organization_id, min(started_at) FROM customer_sessions GROUP BY customer_id, channel, organization_id`);
+    await q.query(`CREATE INDEX idx_customer_channels_org_channel_first ON customer_channels (organization_id, channel, first_at) INCLUDE (customer_id)`);
+    await q.query(`
       CREATE TABLE execution_answers (
         execution_id uuid PRIMARY KEY REFERENCES workflow_executions(id) ON DELETE CASCADE,
         organization_id uuid NOT NULL,
@@ -252,6 +324,7 @@ export class EngagementRollups1768200000000 implements MigrationInterface {
       await q.query(sql);
     }
     await q.query(`ANALYZE customer_sessions`);
+    await q.query(`ANALYZE customer_channels`);
     await q.query(`ANALYZE execution_answers`);
   }
 
@@ -266,6 +339,7 @@ export class EngagementRollups1768200000000 implements MigrationInterface {
     }
     await q.query(`DROP INDEX IF EXISTS idx_customers_org_first_seen`);
     await q.query(`DROP TABLE IF EXISTS execution_answers`);
+    await q.query(`DROP TABLE IF EXISTS customer_channels`);
     await q.query(`DROP TABLE IF EXISTS customer_sessions`);
   }
 }

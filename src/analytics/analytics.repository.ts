@@ -311,28 +311,21 @@ export interface EngagementRow {
 function engagementStatement(sessions: string, answers: string): SqlStatement<EngagementRow> {
   return new SqlStatement<EngagementRow>(`
   WITH s AS MATERIALIZED (
-    SELECT s.customer_id, s.channel, s.messages, (extract(epoch FROM s.ended_at - s.started_at) * 1000)::float8 AS duration_ms,
+    SELECT s.customer_id, s.channel, s.messages, date_part('epoch', s.ended_at - s.started_at) * 1000 AS duration_ms,
            s.started_at < $6 AS first_half
       FROM (${sessions}) s
      WHERE s.organization_id = $1 AND s.started_at >= $2 AND s.started_at <= $3 AND ($4::text IS NULL OR s.channel = $4)
        AND ${inSegment('s.customer_id')}
-  ), ch AS (
-    SELECT COALESCE(array_agg(channel::text), '{}') AS list FROM (SELECT DISTINCT channel FROM s) d
   ), people AS (
-    -- One row per active customer with the set of its channels (bit i: the period's i-th channel;
-    -- channels are the service's few, at most 63) and halves: distinct customers per scope exactly,
-    -- from one hash aggregation of fixed-size states (no sort of the sessions).
-    SELECT s.customer_id, bit_or(1::int8 << (array_position(ch.list, s.channel::text) - 1)) AS channels,
-           bool_or(s.first_half) AS in_first, bool_or(NOT s.first_half) AS in_second
-      FROM s CROSS JOIN ch GROUP BY s.customer_id
+    -- One row per active customer, with the halves it was active in: distinct customers exactly, from one hash aggregation.
+    SELECT customer_id, bool_or(first_half) AS in_first, bool_or(NOT first_half) AS in_second FROM s GROUP BY customer_id
   ), customer_figures AS (
     SELECT 'all' AS scope, NULL::text AS key, count(*)::int AS active_customers,
            (count(*) FILTER (WHERE p.customer_id IN (${NEW_CUSTOMERS})))::int AS new_customers,
            (count(*) FILTER (WHERE p.customer_id NOT IN (${NEW_CUSTOMERS})))::int AS returning_customers
       FROM people p
     UNION ALL
-    SELECT 'channel', ch.list[i], count(*)::int, 0, 0
-      FROM people p CROSS JOIN ch CROSS JOIN generate_subscripts(ch.list, 1) i WHERE p.channels & (1::int8 << (i - 1)) <> 0 GROUP BY ch.list[i]
+    SELECT 'channel', channel::text, count(*)::int, 0, 0 FROM (SELECT DISTINCT channel, customer_id FROM s) x GROUP BY channel
     UNION ALL
     SELECT 'half', '1', (count(*) FILTER (WHERE in_first))::int, 0, 0 FROM people
     UNION ALL
@@ -379,23 +372,28 @@ const ENGAGEMENT = engagementStatement(ROLLUP_SESSIONS, ROLLUP_ANSWERS);
 const ENGAGEMENT_RAW = engagementStatement(RAW_SESSIONS, RAW_ANSWERS);
 
 /**
- * Customers known by the end of the period (in the segment, and seen on the channel — a session
- * on it started — by then when one is given).
+ * Customers known by the end of the period (in the segment, and seen on the channel — a message
+ * on it — by then when one is given): `channels` lists (customer_id, channel, first_at).
  */
-function totalCustomers(sessions: string): SqlStatement<{ total: number }> {
+function totalCustomers(channels: string): SqlStatement<{ total: number }> {
   return new SqlStatement<{ total: number }>(`
   SELECT count(*)::int AS total FROM customers c
    WHERE c.organization_id = $1 AND c.first_seen_at <= $3 AND ${SEGMENT}
-     AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM (${sessions}) s WHERE s.customer_id = c.id AND s.channel = $4 AND s.started_at <= $3))`);
+     AND ($4::text IS NULL OR c.id IN (SELECT cc.customer_id FROM (${channels}) cc WHERE cc.channel = $4 AND cc.first_at <= $3))`);
 }
 
-const TOTAL_CUSTOMERS = totalCustomers('SELECT customer_id, channel, started_at FROM customer_sessions');
-const TOTAL_CUSTOMERS_RAW = totalCustomers(`SELECT customer_id, channel, created_at AS started_at FROM messages`);
+const TOTAL_CUSTOMERS = totalCustomers('SELECT customer_id, channel, first_at FROM customer_channels WHERE organization_id = $1');
+const TOTAL_CUSTOMERS_RAW = totalCustomers('SELECT customer_id, channel, created_at AS first_at FROM messages WHERE organization_id = $1');
 
 /** The rollups' rows and the raw rows they stand for, one organization (`$1`), in one order: for the comparison test. */
 export const ENGAGEMENT_FACTS = {
   sessions: { rollup: `${ROLLUP_SESSIONS} WHERE organization_id = $1 ORDER BY customer_id, channel, started_at`, raw: `${RAW_SESSIONS} ORDER BY customer_id, channel, started_at` },
   answers: { rollup: `${ROLLUP_ANSWERS} WHERE organization_id = $1 ORDER BY execution_id`, raw: `${RAW_ANSWERS} ORDER BY execution_id` },
+  channels: {
+    rollup: `SELECT customer_id, channel, organization_id, first_at FROM customer_channels WHERE organization_id = $1 ORDER BY customer_id, channel`,
+    raw: `SELECT customer_id, channel, organization_id, min(created_at) AS first_at FROM messages WHERE organization_id = $1
+           GROUP BY customer_id, channel, organization_id ORDER BY customer_id, channel`,
+  },
 };
 
 /** The organization's most-executed workflow of the period (ties: the oldest id). */

@@ -45,7 +45,7 @@ describe('engagement rollups', () => {
   /** The rollups' rows equal the raw rows they stand for (an organization's sessions and answer facts). */
   async function expectRollupsMatchRaw(orgId: string) {
     const norm = (rows: Record<string, unknown>[]) => rows.map((r) => JSON.parse(JSON.stringify(r)));
-    for (const kind of ['sessions', 'answers'] as const) {
+    for (const kind of ['sessions', 'answers', 'channels'] as const) {
       const [rollup, raw] = await Promise.all([ds.query(ENGAGEMENT_FACTS[kind].rollup, [orgId]), ds.query(ENGAGEMENT_FACTS[kind].raw, [orgId])]);
       expect(norm(rollup), kind).toEqual(norm(raw));
     }
