@@ -11,8 +11,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *   changed (customer, channel) overlapping [first changed time - 30 min, last + 30 min] are
  *   deleted and recomputed from the messages they and the changed rows span, so a message that
  *   arrives out of order, a batch, or a deletion leave exactly the sessions the rows define.
- *   The common write — one message after the end of its pair's last session — extends that session
- *   or starts one without the recompute.
+ *   The common write — new messages after the end of their pair's last session — extends that
+ *   session or starts new ones from the new rows alone, without the recompute.
  *   Concurrent statements on the same (customer, channel) are serialized by a transaction-level
  *   advisory lock per pair (a statement touching more than 64 pairs, a bulk load, takes the
  *   table in EXCLUSIVE mode instead: a lock per pair would fill the lock table); the recompute
@@ -78,31 +78,55 @@ function lockPairs(changed: string): string {
 }
 
 /**
- * The common write, one message at the end of its pair's conversation (no session of the pair
- * ends after it): it extends the pair's last session (gap under 30 minutes) or starts one, in one
- * index lookup and one write. Anything else (a batch, a message older than the last session's
- * end) takes the general recompute.
+ * The common write: every pair's new messages come at or after the end of the pair's last session
+ * (a conversation going on; the engine's commit of a run's replies, a batch of runs): then the
+ * sessions follow from the new rows and each pair's last session alone — the last session joins
+ * the first new message within 30 minutes of its end — in one statement, without re-reading any
+ * message. `appendable` is false when some new message is older than its pair's last session's
+ * end (out of order): the general recompute then runs. Runs after the pairs' locks.
  */
-const APPEND_ONE = `
-    IF (SELECT count(*) FROM new_rows) = 1 THEN
-      SELECT customer_id, channel, organization_id, created_at INTO one FROM new_rows;
-      LOCK TABLE customer_sessions IN ROW EXCLUSIVE MODE;
-      PERFORM pg_advisory_xact_lock(hashtextextended(one.customer_id::text || '/' || one.channel, 1768200000));
-      SELECT started_at, ended_at INTO prev FROM customer_sessions
-       WHERE customer_id = one.customer_id AND channel = one.channel ORDER BY ended_at DESC LIMIT 1;
-      IF prev.ended_at IS NULL OR prev.ended_at <= one.created_at - ${GAP} THEN
-        INSERT INTO customer_sessions (customer_id, channel, organization_id, started_at, ended_at, messages)
-        VALUES (one.customer_id, one.channel, one.organization_id, one.created_at, one.created_at, 1);
-        IF prev.ended_at IS NULL THEN
-          INSERT INTO customer_channels (customer_id, channel, organization_id, first_at)
-          VALUES (one.customer_id, one.channel, one.organization_id, one.created_at);
-        END IF;
-        RETURN NULL;
-      ELSIF prev.ended_at <= one.created_at THEN
-        UPDATE customer_sessions SET ended_at = one.created_at, messages = messages + 1
-         WHERE customer_id = one.customer_id AND channel = one.channel AND ended_at = prev.ended_at;
-        RETURN NULL;
-      END IF;
+const APPEND = `
+    SELECT COALESCE(bool_and(x.ended_at IS NULL OR x.ended_at <= k.lo), true) INTO appendable
+      FROM (SELECT customer_id, channel, min(created_at) AS lo FROM new_rows GROUP BY customer_id, channel) k
+      LEFT JOIN LATERAL (SELECT s.ended_at FROM customer_sessions s WHERE s.customer_id = k.customer_id AND s.channel = k.channel
+                          ORDER BY s.ended_at DESC LIMIT 1) x ON true;
+    IF appendable THEN
+      WITH k AS (
+        SELECT customer_id, channel, min(organization_id::text)::uuid AS organization_id, min(created_at) AS lo
+          FROM new_rows GROUP BY customer_id, channel
+      ), joined AS (
+        -- Each pair's last session when the first new message is less than 30 minutes after its end.
+        SELECT k.customer_id, k.channel, k.organization_id, x.started_at, x.ended_at, x.messages
+          FROM k CROSS JOIN LATERAL (SELECT s.started_at, s.ended_at, s.messages FROM customer_sessions s
+                                      WHERE s.customer_id = k.customer_id AND s.channel = k.channel ORDER BY s.ended_at DESC LIMIT 1) x
+         WHERE x.ended_at > k.lo - ${GAP}
+      ), gone AS (
+        DELETE FROM customer_sessions s
+         WHERE s.ctid = ANY (ARRAY(SELECT x.ctid FROM joined j CROSS JOIN LATERAL (
+                 SELECT ss.ctid FROM customer_sessions ss WHERE ss.customer_id = j.customer_id AND ss.channel = j.channel AND ss.ended_at = j.ended_at) x))
+      ), r AS (
+        -- The joined session stands as one row at its end (what the next gap is measured from).
+        SELECT n.customer_id, n.channel, k.organization_id, n.created_at AS at, n.created_at AS first_at, 1 AS messages
+          FROM new_rows n JOIN k ON k.customer_id = n.customer_id AND k.channel = n.channel
+        UNION ALL
+        SELECT customer_id, channel, organization_id, ended_at, started_at, messages FROM joined
+      ), marked AS (
+        SELECT r.*, CASE WHEN at - lag(at) OVER (PARTITION BY customer_id, channel ORDER BY at) < ${GAP} THEN 0 ELSE 1 END AS starts FROM r
+      ), numbered AS (
+        SELECT marked.*, sum(starts) OVER (PARTITION BY customer_id, channel ORDER BY at ROWS UNBOUNDED PRECEDING) AS session FROM marked
+      ), firsts AS (
+        -- A pair's first message when it had no session (otherwise its first is older than these).
+        INSERT INTO customer_channels AS cc (customer_id, channel, organization_id, first_at)
+        SELECT k.customer_id, k.channel, k.organization_id, k.lo FROM k
+         WHERE NOT EXISTS (SELECT 1 FROM customer_sessions s WHERE s.customer_id = k.customer_id AND s.channel = k.channel)
+         ORDER BY 1, 2
+        ON CONFLICT (customer_id, channel) DO UPDATE SET first_at = LEAST(cc.first_at, EXCLUDED.first_at)
+      )
+      INSERT INTO customer_sessions (customer_id, channel, organization_id, started_at, ended_at, messages)
+      SELECT customer_id, channel, organization_id, min(first_at), max(at), sum(messages)::int
+        FROM numbered GROUP BY customer_id, channel, organization_id, session
+       ORDER BY customer_id, channel, max(at);
+      RETURN NULL;
     END IF;`;
 
 const INSERTED = `SELECT customer_id, channel, created_at FROM new_rows`;
@@ -151,11 +175,12 @@ export const SESSIONS_FUNCTION = `
   CREATE FUNCTION customer_sessions_maintain() RETURNS trigger LANGUAGE plpgsql AS $fn$
   DECLARE
     pairs bigint[];
-    one record;
-    prev record;
+    appendable boolean;
   BEGIN
     IF TG_OP = 'INSERT' THEN
-      ${APPEND_ONE}
+      IF NOT EXISTS (SELECT 1 FROM new_rows) THEN RETURN NULL; END IF;
+      ${lockPairs(INSERTED)}
+      ${APPEND}
       ${sessionsBranch(INSERTED)}
     ELSIF TG_OP = 'UPDATE' THEN
       ${sessionsBranch(MOVED)}
