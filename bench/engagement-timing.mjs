@@ -3,7 +3,7 @@
 // 30 days ending at the newest execution: overall, channel=whatsapp, customer_segment=returning/new.
 // Closed loop on CONNECTIONS clients for SECONDS each; prints p50/p95 per case. After `npm run build`:
 //   node bench/engagement-timing.mjs <database-name> [connections=4] [seconds=10]
-// Only 127.0.0.1; read-only.
+// WORK_MEM (default 4MB, the server's default) sets the sessions' work_mem. Only 127.0.0.1; read-only.
 import pg from 'pg';
 
 const server = (process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
@@ -12,7 +12,7 @@ if (!name) throw new Error('usage: node bench/engagement-timing.mjs <database-na
 const { ANALYTICS_STATEMENTS: S } = await import('../dist/src/analytics/analytics.repository.js');
 const clients = [];
 for (let i = 0; i < Number(connections) * 2; i++) {
-  const c = new pg.Client({ connectionString: `${server}/${name}`, options: '-c jit=off' });
+  const c = new pg.Client({ connectionString: `${server}/${name}`, options: `-c jit=off -c work_mem=${process.env.WORK_MEM ?? '4MB'}` });
   await c.connect();
   clients.push(c);
 }
