@@ -6,9 +6,10 @@ import type { PeriodSplit } from '../executions/metrics.repository.js';
  * The SQL of the analytics endpoints, written as SQL: every statement is scoped by organization
  * (`$1`) and reads the period through an index on (organization or workflow, time). The workflow
  * counts read the executions module's hourly rollups (workflow_execution_hours) for the whole
- * hours of the period when the zone's offsets are whole hours; everything else is computed from
- * the recorded rows of the period (docs/DECISIONS.md "Analytics (wt-analytics)"). Buckets are local
- * to `timezone`.
+ * hours of the period when the zone's offsets are whole hours; engagement and satisfaction read
+ * their own rollups (customer_sessions, customer_channels, execution_answers: docs/DECISIONS.md
+ * "Engagement rollups (wt-engage)"); everything else is computed from the recorded rows of the
+ * period (docs/DECISIONS.md "Analytics (wt-analytics)"). Buckets are local to `timezone`.
  */
 
 /**
