@@ -101,15 +101,17 @@ const APPEND = `
                                       WHERE s.customer_id = k.customer_id AND s.channel = k.channel ORDER BY s.ended_at DESC LIMIT 1) x
          WHERE x.ended_at > k.lo - ${GAP}
       ), gone AS (
+        -- Read below (not left to run after the insert): the insert may write the same key again.
         DELETE FROM customer_sessions s
          WHERE s.ctid = ANY (ARRAY(SELECT x.ctid FROM joined j CROSS JOIN LATERAL (
                  SELECT ss.ctid FROM customer_sessions ss WHERE ss.customer_id = j.customer_id AND ss.channel = j.channel AND ss.ended_at = j.ended_at) x))
+        RETURNING s.customer_id, s.channel, s.organization_id, s.started_at, s.ended_at, s.messages
       ), r AS (
         -- The joined session stands as one row at its end (what the next gap is measured from).
         SELECT n.customer_id, n.channel, k.organization_id, n.created_at AS at, n.created_at AS first_at, 1 AS messages
           FROM new_rows n JOIN k ON k.customer_id = n.customer_id AND k.channel = n.channel
         UNION ALL
-        SELECT customer_id, channel, organization_id, ended_at, started_at, messages FROM joined
+        SELECT customer_id, channel, organization_id, ended_at, started_at, messages FROM gone
       ), marked AS (
         SELECT r.*, CASE WHEN at - lag(at) OVER (PARTITION BY customer_id, channel ORDER BY at) < ${GAP} THEN 0 ELSE 1 END AS starts FROM r
       ), numbered AS (

@@ -101,6 +101,9 @@ describe('engagement rollups', () => {
     // An update that moves nothing (a consumed reply) changes nothing.
     await ds.query(`UPDATE messages SET consumed_at = now() WHERE customer_id = $1`, [c]);
     expect((await sessionsOf(c)).length).toBe(4);
+    // A message at the very instant the last session ended (a reply stored in the same microsecond): one session, two messages.
+    await put([['whatsapp', '11:30']]);
+    expect((await sessionsOf(c)).at(-1)).toEqual(['whatsapp', '11:30', '11:30', 2]);
 
     // Two transactions writing the same customer and channel at once: the second waits for the first,
     // then sees its message — one session of both, not two overlapping ones.
