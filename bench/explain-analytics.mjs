@@ -36,7 +36,8 @@ const cases = [
   ['WORKFLOW_COUNTS 30 days, day buckets, Asia/Kolkata (raw rows)', S.WORKFLOW_COUNTS, [org, wf, days(30), days(30), days(30), end, days(30), days(30), 'Asia/Kolkata', 'day', mid(30)]],
   ['WORKFLOW_CUSTOMERS 30 days', S.WORKFLOW_CUSTOMERS, [org, wf, days(30), end, 'UTC', 'day']],
   ['WORKFLOW_CUSTOMERS 365 days', S.WORKFLOW_CUSTOMERS, [org, wf, days(365), end, 'UTC', 'day']],
-  ['SURVEY_VERSIONS', S.SURVEY_VERSIONS, [org, wf]],
+  ['WORKFLOW_SATISFACTION 30 days', S.WORKFLOW_SATISFACTION, [org, wf, days(30), end]],
+  ['WORKFLOW_SATISFACTION 365 days', S.WORKFLOW_SATISFACTION, [org, wf, days(365), end]],
   ['WORKFLOW_GROUPS 30 days', S.WORKFLOW_GROUPS, [org, wf, days(30), end]],
   ...[['UTC', true], ['Europe/Berlin', true], ['Asia/Kolkata', false]].flatMap(([zone, hourly]) => {
     // As AnalyticsService.performance: the whole UTC days from the rollups, the partial ones raw.
@@ -51,7 +52,11 @@ const cases = [
   }),
   ['NODES 365 days', S.NODES, [org, wf, days(365), end]],
   ['ENGAGEMENT 30 days', S.ENGAGEMENT, [org, days(30), end, null, 'all', mid(30)]],
-  ['TOTAL_CUSTOMERS', S.TOTAL_CUSTOMERS, [org, days(30), end, null, 'all']],
+  ['ENGAGEMENT 30 days, channel whatsapp', S.ENGAGEMENT, [org, days(30), end, 'whatsapp', 'all', mid(30)]],
+  ['ENGAGEMENT 30 days, segment new', S.ENGAGEMENT, [org, days(30), end, null, 'new', mid(30)]],
+  ['ENGAGEMENT 30 days, segment returning', S.ENGAGEMENT, [org, days(30), end, null, 'returning', mid(30)]],
+  ['TOTAL_CUSTOMERS 30 days', S.TOTAL_CUSTOMERS, [org, days(30), end, null, 'all']],
+  ['TOTAL_CUSTOMERS 30 days, channel whatsapp', S.TOTAL_CUSTOMERS, [org, days(30), end, 'whatsapp', 'all']],
   ['JOURNEY_STEPS 30 days', S.JOURNEY_STEPS, [org, wf, days(30), end, ['greet', 'status'], 'greet']],
   ['JOURNEY_DROPS 30 days', S.JOURNEY_DROPS, [org, wf, days(30), end, ['greet', 'status'], 'greet']],
   ['TOP_WORKFLOW 30 days', S.TOP_WORKFLOW, [org, days(30), end]],

@@ -69,7 +69,15 @@ export class AnalyticsController {
   @Get('customers/engagement')
   @RequireAccess('analytics', 'read')
   @RateLimitClass('analytics', 'historical')
-  @ApiOperation({ summary: 'Customer activity, sessions (messages with gaps under 30 minutes), satisfaction and NPS over a period' })
+  @ApiOperation({
+    summary: 'Customer activity, sessions (messages with gaps under 30 minutes), satisfaction and NPS over a period',
+    description:
+      'A session is a customer\'s messages on one channel with gaps under 30 minutes (a customer writing on two channels at once has two ' +
+      'sessions; the overall figures are over all channels\' sessions). A period counts the sessions that start in it, each with all its ' +
+      'messages (to its end, even past the period\'s); active customers are the customers with such a session. Satisfaction and NPS come ' +
+      'from the `rating` (1..5) and `nps` (0..10) form answers of executions started in the period, typed by the workflow version each ran. ' +
+      'Period boundaries and halves are exact in any `timezone` (sessions and answers are read by their instants).',
+  })
   @ApiData(EngagementResponse)
   @ApiErrors(400)
   async engagement(@CurrentPrincipal() principal: Principal, @Query() query: EngagementQuery) {

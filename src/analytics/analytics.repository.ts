@@ -7,9 +7,11 @@ import type { PeriodSplit } from '../executions/metrics.repository.js';
  * (`$1`) and reads the period through an index on (organization or workflow, time). The workflow
  * counts read the executions module's hourly rollups (workflow_execution_hours) for the whole
  * hours of the period when the zone's offsets are whole hours; `/performance` reads day rollups for
- * the whole UTC days of its period (docs/DECISIONS.md "Performance rollups (wt-perf)"); everything
- * else is computed from the recorded rows of the period (docs/DECISIONS.md "Analytics
- * (wt-analytics)"). Buckets are local to `timezone`.
+ * the whole UTC days of its period (docs/DECISIONS.md "Performance rollups (wt-perf)"); engagement
+ * and satisfaction read their own rollups (customer_sessions, customer_channels, execution_answers:
+ * docs/DECISIONS.md "Engagement rollups (wt-engage)"); everything else is computed from the
+ * recorded rows of the period (docs/DECISIONS.md "Analytics (wt-analytics)"). Buckets are local to
+ * `timezone`.
  */
 
 /**
@@ -30,18 +32,27 @@ const STATUS_FIGURES = `
 
 /**
  * The rating (1..5) and nps (0..10) answers of the form steps of executions `e` (id, channel,
- * workflow_id, workflow_version): a field's type is read from the version of the workflow the
- * execution ran, so a later edit does not retype old answers.
+ * workflow_id, workflow_version, started_at, customer_id, organization_id), one row per execution
+ * with answers: the columns of the execution_answers rollup. A field's type is read from the
+ * version of the workflow the execution ran, so a later edit does not retype old answers. The raw
+ * definition the rollup (migration EngagementRollups) keeps; read by the raw statements below.
  */
 const ANSWERS = `
-  SELECT e.id AS execution_id, e.channel, e.started_at, f->>'type' AS type, (s.output->'answers'->>(f->>'name'))::float8 AS value
+  SELECT e.id AS execution_id, e.organization_id, e.workflow_id, e.customer_id, e.channel, e.started_at,
+         COALESCE(sum(a.value) FILTER (WHERE a.type = 'rating'), 0)::float8 AS rating_sum,
+         (count(*) FILTER (WHERE a.type = 'rating'))::int AS ratings,
+         (count(*) FILTER (WHERE a.type = 'nps' AND a.value >= 9))::int AS promoters,
+         (count(*) FILTER (WHERE a.type = 'nps' AND a.value <= 6))::int AS detractors,
+         (count(*) FILTER (WHERE a.type = 'nps'))::int AS nps_answers
     FROM e
     JOIN execution_steps s ON s.execution_id = e.id AND s.type = 'form'
     JOIN workflow_versions v ON v.workflow_id = e.workflow_id AND v.version = e.workflow_version
    CROSS JOIN LATERAL jsonb_array_elements(v.configuration->'nodes') n
    CROSS JOIN LATERAL jsonb_array_elements(COALESCE(n->'fields', '[]'::jsonb)) f
+   CROSS JOIN LATERAL (SELECT f->>'type' AS type, (s.output->'answers'->>(f->>'name'))::float8 AS value) a
    WHERE n->>'id' = s.node_id AND f->>'type' IN ('rating', 'nps')
-     AND jsonb_typeof(s.output->'answers'->(f->>'name')) = 'number'`;
+     AND jsonb_typeof(s.output->'answers'->(f->>'name')) = 'number'
+   GROUP BY e.id, e.organization_id, e.workflow_id, e.customer_id, e.channel, e.started_at`;
 
 const WORKFLOW_EXECUTIONS = `
   SELECT we.id, we.status, we.duration_ms, we.customer_ref, COALESCE(we.channel, 'unknown') AS channel, we.trigger_id,
@@ -125,22 +136,11 @@ const WORKFLOW_CUSTOMERS = new SqlStatement<{ kind: 'bucket' | 'total'; key: str
            WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.started_at >= $3 AND we.started_at <= $4) x
    GROUP BY GROUPING SETS ((bucket), ())`);
 
-/** The versions of a workflow whose forms ask for a rating or an NPS: only their executions can hold answers. */
-const SURVEY_VERSIONS = new SqlStatement<{ version: number }>(`
-  SELECT v.version FROM workflow_versions v JOIN workflows w ON w.id = v.workflow_id AND w.organization_id = $1
-   WHERE v.workflow_id = $2 AND EXISTS (
-     SELECT 1 FROM jsonb_array_elements(v.configuration->'nodes') n, jsonb_array_elements(COALESCE(n->'fields', '[]'::jsonb)) f
-      WHERE n->>'type' = 'form' AND f->>'type' IN ('rating', 'nps'))`);
-
-/** Mean rating of the form answers of a workflow's executions of those versions (`$5`). */
+/** Mean rating of the form answers of a workflow's executions started in the period, from the execution_answers rollup. */
 const WORKFLOW_SATISFACTION = new SqlStatement<{ satisfaction: number | null }>(`
-  WITH e AS MATERIALIZED (
-    SELECT we.id, COALESCE(we.channel, 'unknown') AS channel, we.workflow_id, we.workflow_version, we.started_at
-      FROM workflow_executions we
-     WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.started_at >= $3 AND we.started_at <= $4
-       AND we.workflow_version = ANY ($5::int[])
-  )
-  SELECT (avg(value) FILTER (WHERE type = 'rating'))::float8 AS satisfaction FROM (${ANSWERS}) a`);
+  SELECT (sum(a.rating_sum) / NULLIF(sum(a.ratings), 0))::float8 AS satisfaction
+    FROM execution_answers a
+   WHERE a.workflow_id = $2 AND a.organization_id = $1 AND a.started_at >= $3 AND a.started_at <= $4`);
 
 /** `group_by`: figures per channel, trigger and status, from the executions. */
 const WORKFLOW_GROUPS = new SqlStatement<GroupRow>(`
@@ -411,26 +411,37 @@ export interface EngagementFilter {
 
 /**
  * The customers the engagement figures are about: `$1` organization, `$2..$3` period, `$4` channel
- * or null, `$5` segment. New = first seen within the period, returning = before it.
+ * or null, `$5` segment. New = first seen within the period (or later), returning = before it.
+ * SEGMENT for a customers row `c`; IN_SEGMENT for a customer id, through the organization's new
+ * customers (idx_customers_org_first_seen: typically few), hashed once per statement.
  */
 const SEGMENT = `($5 = 'all' OR ($5 = 'new' AND c.first_seen_at >= $2) OR ($5 = 'returning' AND c.first_seen_at < $2))`;
+const NEW_CUSTOMERS = `SELECT nc.id FROM customers nc WHERE nc.organization_id = $1 AND nc.first_seen_at >= $2`;
+const inSegment = (customer: string) => `($5 = 'all' OR ($5 = 'new') = (${customer} IN (${NEW_CUSTOMERS})))`;
 
-const PERIOD_MESSAGES = `
-  SELECT m.customer_id, m.channel, m.direction, m.created_at, c.first_seen_at
-    FROM messages m JOIN customers c ON c.id = m.customer_id AND c.organization_id = $1
-   WHERE m.organization_id = $1 AND m.created_at >= $2 AND m.created_at <= $3
-     AND ($4::text IS NULL OR m.channel = $4) AND ${SEGMENT}`;
+/**
+ * Sessions, by definition (docs/DECISIONS.md "Engagement rollups (wt-engage)"): a customer's
+ * messages on one channel with gaps under 30 minutes, computed here from every message of the
+ * organization `$1` — the raw rows the customer_sessions rollup keeps (a test compares them).
+ * Columns as the rollup's: organization_id, customer_id, channel, started_at, ended_at, messages.
+ */
+const RAW_SESSIONS = `
+  SELECT organization_id, customer_id, channel, min(created_at) AS started_at, max(created_at) AS ended_at, count(*)::int AS messages
+    FROM (SELECT *, sum(starts) OVER (PARTITION BY customer_id, channel ORDER BY created_at ROWS UNBOUNDED PRECEDING) AS session
+            FROM (SELECT m.organization_id, m.customer_id, m.channel, m.created_at,
+                         CASE WHEN m.created_at - lag(m.created_at) OVER (PARTITION BY m.customer_id, m.channel ORDER BY m.created_at) < interval '30 minutes'
+                              THEN 0 ELSE 1 END AS starts
+                    FROM messages m WHERE m.organization_id = $1) s1) s2
+   GROUP BY organization_id, customer_id, channel, session`;
 
-/** Sessions: a customer's messages (per `partition`) with gaps under 30 minutes. */
-function sessions(partition: string): string {
-  return `
-    SELECT ${partition}, min(created_at) AS started, max(created_at) AS ended, count(*)::int AS messages
-      FROM (SELECT *, sum(starts) OVER (PARTITION BY ${partition} ORDER BY created_at ROWS UNBOUNDED PRECEDING) AS session
-              FROM (SELECT msg.*, CASE WHEN created_at - lag(created_at) OVER (PARTITION BY ${partition} ORDER BY created_at) < interval '30 minutes'
-                                       THEN 0 ELSE 1 END AS starts
-                      FROM msg) s1) s2
-     GROUP BY ${partition}, session`;
-}
+/** The answer facts of every execution of the organization `$1` from its steps: the rows the execution_answers rollup keeps. */
+const RAW_ANSWERS = `
+  WITH e AS (SELECT * FROM workflow_executions WHERE organization_id = $1)
+  ${ANSWERS}`;
+
+/** The rollups' rows, in the raw statements' columns. */
+const ROLLUP_SESSIONS = `SELECT organization_id, customer_id, channel, started_at, ended_at, messages FROM customer_sessions`;
+const ROLLUP_ANSWERS = `SELECT * FROM execution_answers`;
 
 export interface EngagementRow {
   scope: 'all' | 'channel' | 'half';
@@ -449,66 +460,99 @@ export interface EngagementRow {
 }
 
 /**
- * Engagement overall, per channel and per half of the period (`$6` splits it): active customers
- * (with a message in the period), new/returning among them, sessions, and the rating/NPS answers
- * of the forms of executions started in the period.
+ * Engagement overall, per channel and per half of the period (`$6` splits it), from `sessions`
+ * and `answers` (the rollups, or the raw rows in their shape): the sessions that *started* in the
+ * period — active customers are the customers with one, their messages are the sessions' messages
+ * (to the session's end) — and the rating/NPS answers of the executions started in the period.
+ * Both are read by their instants, so any `timezone`'s period boundaries are exact.
  */
-const ENGAGEMENT = new SqlStatement<EngagementRow>(`
-  WITH msg AS MATERIALIZED (${PERIOD_MESSAGES}),
-  people AS (
-    SELECT 'all' AS scope, NULL::text AS key, customer_id, min(first_seen_at) AS first_seen_at, count(*) AS messages FROM msg GROUP BY customer_id
+function engagementStatement(sessions: string, answers: string): SqlStatement<EngagementRow> {
+  return new SqlStatement<EngagementRow>(`
+  WITH s AS MATERIALIZED (
+    SELECT s.customer_id, s.channel, s.messages, date_part('epoch', s.ended_at - s.started_at) * 1000 AS duration_ms,
+           s.started_at < $6 AS first_half
+      FROM (${sessions}) s
+     WHERE s.organization_id = $1 AND s.started_at >= $2 AND s.started_at <= $3 AND ($4::text IS NULL OR s.channel = $4)
+       AND ${inSegment('s.customer_id')}
+  ), people AS (
+    -- One row per active customer, with the halves it was active in: distinct customers exactly, from one hash aggregation.
+    SELECT customer_id, bool_or(first_half) AS in_first, bool_or(NOT first_half) AS in_second FROM s GROUP BY customer_id
+  ), customer_figures AS (
+    SELECT 'all' AS scope, NULL::text AS key, count(*)::int AS active_customers,
+           (count(*) FILTER (WHERE p.customer_id IN (${NEW_CUSTOMERS})))::int AS new_customers,
+           (count(*) FILTER (WHERE p.customer_id NOT IN (${NEW_CUSTOMERS})))::int AS returning_customers
+      FROM people p
     UNION ALL
-    SELECT 'channel', channel, customer_id, min(first_seen_at), count(*) FROM msg GROUP BY channel, customer_id
+    SELECT 'channel', channel::text, count(*)::int, 0, 0 FROM (SELECT DISTINCT channel, customer_id FROM s) x GROUP BY channel
     UNION ALL
-    SELECT 'half', CASE WHEN created_at < $6 THEN '1' ELSE '2' END, customer_id, min(first_seen_at), count(*) FROM msg GROUP BY 2, customer_id
-  ), counts AS (
-    SELECT scope, key, ${distinctCustomers('customer_id')} AS active_customers,
-           ${distinctCustomers('customer_id', 'first_seen_at >= $2')} AS new_customers,
-           ${distinctCustomers('customer_id', 'first_seen_at < $2')} AS returning_customers,
-           sum(messages)::int AS messages
-      FROM people GROUP BY scope, key
-  ), sess AS (
-    SELECT 'all' AS scope, NULL::text AS key, started, ended, messages FROM (${sessions('customer_id')}) x
+    SELECT 'half', '1', (count(*) FILTER (WHERE in_first))::int, 0, 0 FROM people
     UNION ALL
-    SELECT 'channel', channel, started, ended, messages FROM (${sessions('customer_id, channel')}) y
-  ), sess_figures AS (
-    SELECT scope, key, count(*)::int AS sessions,
-           avg(extract(epoch FROM ended - started) * 1000)::float8 AS average_session_duration,
-           avg(messages)::float8 AS average_messages_per_session
-      FROM sess GROUP BY scope, key
-  ), e AS MATERIALIZED (
-    SELECT we.id, COALESCE(we.channel, 'unknown') AS channel, we.workflow_id, we.workflow_version, we.started_at
-      FROM workflow_executions we JOIN customers c ON c.id = we.customer_id AND c.organization_id = $1
-     WHERE we.organization_id = $1 AND we.started_at >= $2 AND we.started_at <= $3
-       AND ($4::text IS NULL OR we.channel = $4) AND ${SEGMENT}
-  ), answers AS (${ANSWERS}),
-  answer_figures AS (
-    SELECT scope, key, avg(value) FILTER (WHERE type = 'rating') AS satisfaction,
-           (count(*) FILTER (WHERE type = 'nps' AND value >= 9))::int AS promoters,
-           (count(*) FILTER (WHERE type = 'nps' AND value <= 6))::int AS detractors,
-           (count(*) FILTER (WHERE type = 'nps'))::int AS nps_answers
-      FROM (SELECT 'all' AS scope, NULL::text AS key, type, value FROM answers
-            UNION ALL SELECT 'channel', channel, type, value FROM answers
-            UNION ALL SELECT 'half', CASE WHEN started_at < $6 THEN '1' ELSE '2' END, type, value FROM answers) x
-     GROUP BY scope, key
+    SELECT 'half', '2', (count(*) FILTER (WHERE in_second))::int, 0, 0 FROM people
+  ), sums AS (
+    SELECT CASE WHEN GROUPING(channel) = 0 THEN 'channel' WHEN GROUPING(first_half) = 0 THEN 'half' ELSE 'all' END AS scope,
+           CASE WHEN GROUPING(channel) = 0 THEN channel::text WHEN GROUPING(first_half) = 0 THEN CASE WHEN first_half THEN '1' ELSE '2' END END AS key,
+           sum(messages)::int AS messages, count(*)::int AS sessions,
+           (sum(duration_ms) / count(*))::float8 AS average_session_duration,
+           (sum(messages)::float8 / count(*))::float8 AS average_messages_per_session
+      FROM s GROUP BY GROUPING SETS ((), (channel), (first_half))
+  ), session_figures AS (
+    SELECT f.scope, f.key, f.active_customers, f.new_customers, f.returning_customers, u.messages, u.sessions,
+           u.average_session_duration, u.average_messages_per_session
+      FROM customer_figures f JOIN sums u ON u.scope = f.scope AND u.key IS NOT DISTINCT FROM f.key
+     WHERE f.active_customers > 0
+  ), a AS (
+    SELECT COALESCE(a.channel, 'unknown') AS channel, CASE WHEN a.started_at < $6 THEN '1' ELSE '2' END AS half,
+           a.rating_sum, a.ratings, a.promoters, a.detractors, a.nps_answers
+      FROM (${answers}) a
+     WHERE a.organization_id = $1 AND a.started_at >= $2 AND a.started_at <= $3 AND a.customer_id IS NOT NULL
+       AND ($4::text IS NULL OR a.channel = $4) AND ${inSegment('a.customer_id')}
+  ), answer_figures AS (
+    SELECT CASE WHEN GROUPING(channel) = 0 THEN 'channel' WHEN GROUPING(half) = 0 THEN 'half' ELSE 'all' END AS scope,
+           COALESCE(channel, half) AS key,
+           (sum(rating_sum) / NULLIF(sum(ratings), 0))::float8 AS satisfaction,
+           sum(promoters)::int AS promoters, sum(detractors)::int AS detractors, sum(nps_answers)::int AS nps_answers
+      FROM a GROUP BY GROUPING SETS ((), (channel), (half))
   ), keys AS (
-    SELECT scope, key FROM counts UNION SELECT scope, key FROM answer_figures UNION SELECT 'all', NULL
+    SELECT scope, key FROM session_figures UNION SELECT scope, key FROM answer_figures UNION SELECT 'all', NULL
   )
-  SELECT k.scope, k.key, COALESCE(c.active_customers, 0) AS active_customers, COALESCE(c.new_customers, 0) AS new_customers,
-         COALESCE(c.returning_customers, 0) AS returning_customers, COALESCE(c.messages, 0) AS messages,
-         COALESCE(s.sessions, 0) AS sessions, s.average_session_duration, s.average_messages_per_session,
-         a.satisfaction::float8 AS satisfaction, COALESCE(a.promoters, 0) AS promoters, COALESCE(a.detractors, 0) AS detractors,
+  SELECT k.scope, k.key, COALESCE(f.active_customers, 0) AS active_customers, COALESCE(f.new_customers, 0) AS new_customers,
+         COALESCE(f.returning_customers, 0) AS returning_customers, COALESCE(f.messages, 0) AS messages,
+         COALESCE(f.sessions, 0) AS sessions, f.average_session_duration, f.average_messages_per_session,
+         a.satisfaction, COALESCE(a.promoters, 0) AS promoters, COALESCE(a.detractors, 0) AS detractors,
          COALESCE(a.nps_answers, 0) AS nps_answers
     FROM keys k
-    LEFT JOIN counts c ON c.scope = k.scope AND c.key IS NOT DISTINCT FROM k.key
-    LEFT JOIN sess_figures s ON s.scope = k.scope AND s.key IS NOT DISTINCT FROM k.key
+    LEFT JOIN session_figures f ON f.scope = k.scope AND f.key IS NOT DISTINCT FROM k.key
     LEFT JOIN answer_figures a ON a.scope = k.scope AND a.key IS NOT DISTINCT FROM k.key`);
+}
 
-/** Customers known by the end of the period (in the segment, and seen on the channel when one is given). */
-const TOTAL_CUSTOMERS = new SqlStatement<{ total: number }>(`
+const ENGAGEMENT = engagementStatement(ROLLUP_SESSIONS, ROLLUP_ANSWERS);
+/** The same figures from the messages and steps themselves (every message of the organization): for the comparison test. */
+const ENGAGEMENT_RAW = engagementStatement(RAW_SESSIONS, RAW_ANSWERS);
+
+/**
+ * Customers known by the end of the period (in the segment, and seen on the channel — a message
+ * on it — by then when one is given): `channels` lists (customer_id, channel, first_at).
+ */
+function totalCustomers(channels: string): SqlStatement<{ total: number }> {
+  return new SqlStatement<{ total: number }>(`
   SELECT count(*)::int AS total FROM customers c
    WHERE c.organization_id = $1 AND c.first_seen_at <= $3 AND ${SEGMENT}
-     AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM messages m WHERE m.customer_id = c.id AND m.channel = $4 AND m.created_at <= $3))`);
+     AND ($4::text IS NULL OR c.id IN (SELECT cc.customer_id FROM (${channels}) cc WHERE cc.channel = $4 AND cc.first_at <= $3))`);
+}
+
+const TOTAL_CUSTOMERS = totalCustomers('SELECT customer_id, channel, first_at FROM customer_channels WHERE organization_id = $1');
+const TOTAL_CUSTOMERS_RAW = totalCustomers('SELECT customer_id, channel, created_at AS first_at FROM messages WHERE organization_id = $1');
+
+/** The rollups' rows and the raw rows they stand for, one organization (`$1`), in one order: for the comparison test. */
+export const ENGAGEMENT_FACTS = {
+  sessions: { rollup: `${ROLLUP_SESSIONS} WHERE organization_id = $1 ORDER BY customer_id, channel, started_at`, raw: `${RAW_SESSIONS} ORDER BY customer_id, channel, started_at` },
+  answers: { rollup: `${ROLLUP_ANSWERS} WHERE organization_id = $1 ORDER BY execution_id`, raw: `${RAW_ANSWERS} ORDER BY execution_id` },
+  channels: {
+    rollup: `SELECT customer_id, channel, organization_id, first_at FROM customer_channels WHERE organization_id = $1 ORDER BY customer_id, channel`,
+    raw: `SELECT customer_id, channel, organization_id, min(created_at) AS first_at FROM messages WHERE organization_id = $1
+           GROUP BY customer_id, channel, organization_id ORDER BY customer_id, channel`,
+  },
+};
 
 /** The organization's most-executed workflow of the period (ties: the oldest id). */
 const TOP_WORKFLOW = new SqlStatement<{ workflow_id: string }>(`
@@ -647,8 +691,8 @@ const TIMEZONES = new SqlStatement<{ name: string }>(`SELECT name FROM pg_timezo
 
 /** The statements as sent, for EXPLAIN scripts. */
 export const ANALYTICS_STATEMENTS = {
-  WORKFLOW_COUNTS, WORKFLOW_CUSTOMERS, SURVEY_VERSIONS, WORKFLOW_SATISFACTION, WORKFLOW_GROUPS, BUCKETS, PERFORMANCE_PERCENTILES, PERFORMANCE_COUNTS, NODES, ENGAGEMENT, TOTAL_CUSTOMERS, TOP_WORKFLOW,
-  JOURNEY_TOTALS, JOURNEY_STEPS, JOURNEY_DROPS, REALTIME,
+  WORKFLOW_COUNTS, WORKFLOW_CUSTOMERS, WORKFLOW_SATISFACTION, WORKFLOW_GROUPS, BUCKETS, PERFORMANCE_PERCENTILES, PERFORMANCE_COUNTS, NODES, ENGAGEMENT, ENGAGEMENT_RAW,
+  TOTAL_CUSTOMERS, TOP_WORKFLOW, JOURNEY_TOTALS, JOURNEY_STEPS, JOURNEY_DROPS, REALTIME,
 };
 
 export class AnalyticsRepository {
@@ -670,11 +714,9 @@ export class AnalyticsRepository {
     return WORKFLOW_CUSTOMERS.run(this.dataSource, [org, workflowId, start, end, tz, granularity]);
   }
 
-  /** Null without rating answers; no scan at all when no version of the workflow asks for a rating or NPS. */
+  /** Null without rating answers. */
   async workflowSatisfaction(org: string, workflowId: string, start: Date, end: Date): Promise<number | null> {
-    const versions = (await SURVEY_VERSIONS.run(this.dataSource, [org, workflowId])).map((v) => v.version);
-    if (versions.length === 0) return null;
-    return (await WORKFLOW_SATISFACTION.run(this.dataSource, [org, workflowId, start, end, versions]))[0].satisfaction;
+    return (await WORKFLOW_SATISFACTION.run(this.dataSource, [org, workflowId, start, end]))[0].satisfaction;
   }
 
   workflowGroups(org: string, workflowId: string, start: Date, end: Date): Promise<GroupRow[]> {
@@ -732,12 +774,13 @@ export class AnalyticsRepository {
     return rows[0].n;
   }
 
-  engagement(org: string, start: Date, end: Date, filter: EngagementFilter, middle: Date): Promise<EngagementRow[]> {
-    return ENGAGEMENT.run(this.dataSource, [org, start, end, filter.channel, filter.segment, middle]);
+  /** From the rollups; `raw` computes the same figures from the messages and steps (for tests: slow at volume). */
+  engagement(org: string, start: Date, end: Date, filter: EngagementFilter, middle: Date, raw = false): Promise<EngagementRow[]> {
+    return (raw ? ENGAGEMENT_RAW : ENGAGEMENT).run(this.dataSource, [org, start, end, filter.channel, filter.segment, middle]);
   }
 
-  async totalCustomers(org: string, start: Date, end: Date, filter: EngagementFilter): Promise<number> {
-    return (await TOTAL_CUSTOMERS.run(this.dataSource, [org, start, end, filter.channel, filter.segment]))[0].total;
+  async totalCustomers(org: string, start: Date, end: Date, filter: EngagementFilter, raw = false): Promise<number> {
+    return (await (raw ? TOTAL_CUSTOMERS_RAW : TOTAL_CUSTOMERS).run(this.dataSource, [org, start, end, filter.channel, filter.segment]))[0].total;
   }
 
   async topWorkflow(org: string, start: Date, end: Date): Promise<string | undefined> {

@@ -108,7 +108,7 @@ export class EngagementQuery extends AnalyticsPeriodQuery {
   @IsIn(CUSTOMER_SEGMENTS)
   customer_segment?: CustomerSegment;
 
-  @ApiPropertyOptional({ maxLength: 32, description: 'Only messages (and form answers of executions) on this channel', example: 'whatsapp' })
+  @ApiPropertyOptional({ maxLength: 32, description: 'Only sessions (and form answers of executions) on this channel', example: 'whatsapp' })
   @IsOptional()
   @IsString()
   @TextLength(1, 32)

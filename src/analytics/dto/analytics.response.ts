@@ -134,19 +134,19 @@ export class PerformanceResponse {
 }
 
 export class ChannelEngagementResponse {
-  @ApiProperty({ ...INT, description: 'Customers with a message on the channel in the period' }) customers: number;
+  @ApiProperty({ ...INT, description: 'Customers with a session on the channel starting in the period' }) customers: number;
   @ApiProperty({ type: Number, nullable: true, description: 'Milliseconds; sessions on this channel' }) average_session_duration: number | null;
   @ApiProperty({ type: Number, nullable: true, description: 'Mean rating (1..5) of the channel\'s executions; null without any' }) satisfaction: number | null;
 }
 
 export class EngagementFigures {
-  @ApiProperty({ ...INT, description: 'Customers first seen by the end of the period (in the segment; with `channel`, ever messaged on it)' }) total_customers: number;
-  @ApiProperty({ ...INT, description: 'Customers with at least one message in the period' }) active_customers: number;
+  @ApiProperty({ ...INT, description: 'Customers first seen by the end of the period (in the segment; with `channel`, with a session on it started by then)' }) total_customers: number;
+  @ApiProperty({ ...INT, description: 'Customers with a session starting in the period' }) active_customers: number;
   @ApiProperty({ ...INT, description: 'Active customers first seen within the period' }) new_customers: number;
   @ApiProperty({ ...INT, description: 'Active customers first seen before the period' }) returning_customers: number;
-  @ApiProperty({ type: Number, nullable: true, description: 'Milliseconds from the first to the last message of a session (messages with gaps under 30 minutes); null without sessions' })
+  @ApiProperty({ type: Number, nullable: true, description: 'Milliseconds from the first to the last message of a session (a customer\'s messages on one channel with gaps under 30 minutes), over the sessions starting in the period; null without sessions' })
   average_session_duration: number | null;
-  @ApiProperty({ type: Number, nullable: true }) average_messages_per_session: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'Messages per session, over the sessions starting in the period' }) average_messages_per_session: number | null;
   @ApiProperty({ type: Number, nullable: true, description: 'Mean of the rating answers (1..5); null without any' }) customer_satisfaction: number | null;
   @ApiProperty({ type: Number, nullable: true, minimum: -100, maximum: 100, description: '% promoters (9..10) − % detractors (0..6) of the nps answers; null without any' })
   net_promoter_score: number | null;
@@ -156,7 +156,7 @@ export class EngagementFigures {
 
 export class EngagementTrends {
   @ApiProperty({ ...TREND, description: `Active customers, second half against first. ${TREND.description}` }) customer_growth: Trend;
-  @ApiProperty({ ...TREND, description: `Messages, second half against first. ${TREND.description}` }) engagement_trend: Trend;
+  @ApiProperty({ ...TREND, description: `Messages of the sessions starting in each half, second half against first. ${TREND.description}` }) engagement_trend: Trend;
   @ApiProperty({ ...TREND, description: `Mean rating, second half against first. ${TREND.description}` }) satisfaction_trend: Trend;
 }
 
