@@ -16,9 +16,9 @@ import { dayOf, outcomeCounted, outcomeFacts, stepCounted } from '../src/analyti
  *   counts once, with its first visit's step), completed and failed steps, their duration sum.
  *
  * Kept by statement-level triggers of their own with transition tables (the existing rollup
- * trigger functions are untouched): on workflow_executions for the outcomes (updates that change
- * no counted column — most run commits of a waiting conversation — stop at one check; an update
- * moving an execution to another workflow or UTC day also moves its steps' rows), on
+ * trigger functions are untouched): on workflow_executions for the outcomes (one look at the old
+ * and new rows tells whether an outcome changed — an update of other columns stops there — and
+ * whether an execution moved to another workflow or UTC day, whose steps' rows then move too), on
  * execution_steps for the nodes (joined to their executions by `= ANY (ARRAY[..])`, found by
  * primary key; a statement with no step — the engine's commit fires it on every run — stops at one
  * check). A deleted execution's steps leave the node rows first, row by row, in a trigger named to
@@ -89,28 +89,33 @@ const NODE_DECREMENT = (src: string) => `
      SET steps = t.steps + g.steps, completed = t.completed + g.completed, failed = t.failed + g.failed, duration_sum = t.duration_sum + g.duration_sum
     FROM g WHERE t.workflow_id = g.workflow_id AND t.day = g.day AND t.node_id = g.node_id AND t.type = g.type;`;
 
+const MOVED = (o: string, n: string) => `(${o}.workflow_id, ${o}.organization_id, ${dayOf(o)}) IS DISTINCT FROM (${n}.workflow_id, ${n}.organization_id, ${dayOf(n)})`;
+
 const EXECUTIONS_FUNCTION = `
   CREATE FUNCTION workflow_outcome_days_maintain() RETURNS trigger LANGUAGE plpgsql AS $fn$
+  DECLARE
+    changed boolean;
+    moved boolean;
   BEGIN
     IF TG_OP = 'INSERT' THEN
-      IF NOT EXISTS (SELECT 1 FROM new_rows) THEN RETURN NULL; END IF;
       ${outcomeUpsert(outcomeRows('1', 'n', 'new_rows n'))}
     ELSIF TG_OP = 'UPDATE' THEN
-      IF NOT EXISTS (SELECT 1 FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE ${outcomeCounted('o')} IS DISTINCT FROM ${outcomeCounted('n')}) THEN
-        RETURN NULL;
+      -- One look at the pairs: did an outcome change, did an execution move to another workflow or day?
+      SELECT COALESCE(bool_or(${outcomeCounted('o')} IS DISTINCT FROM ${outcomeCounted('n')}), false), COALESCE(bool_or(${MOVED('o', 'n')}), false)
+        INTO changed, moved
+        FROM old_rows o JOIN new_rows n ON n.id = o.id;
+      IF changed THEN
+        ${outcomeUpsert(`
+          ${outcomeRows('-1', 'o', `old_rows o JOIN new_rows n ON n.id = o.id WHERE ${outcomeCounted('o')} IS DISTINCT FROM ${outcomeCounted('n')}`)}
+          UNION ALL
+          ${outcomeRows('1', 'n', `new_rows n JOIN old_rows o ON o.id = n.id WHERE ${outcomeCounted('o')} IS DISTINCT FROM ${outcomeCounted('n')}`)}`)}
       END IF;
-      ${outcomeUpsert(`
-        ${outcomeRows('-1', 'o', `old_rows o JOIN new_rows n ON n.id = o.id WHERE ${outcomeCounted('o')} IS DISTINCT FROM ${outcomeCounted('n')}`)}
-        UNION ALL
-        ${outcomeRows('1', 'n', `new_rows n JOIN old_rows o ON o.id = n.id WHERE ${outcomeCounted('o')} IS DISTINCT FROM ${outcomeCounted('n')}`)}`)}
       -- An execution moved to another workflow or day takes its steps' node rows along.
-      IF EXISTS (SELECT 1 FROM old_rows o JOIN new_rows n ON n.id = o.id
-                  WHERE (o.workflow_id, o.organization_id, ${dayOf('o')}) IS DISTINCT FROM (n.workflow_id, n.organization_id, ${dayOf('n')})) THEN
+      IF moved THEN
         ${nodeUpsert(`
           WITH moved AS MATERIALIZED (
             SELECT o.id, o.workflow_id AS ow, o.organization_id AS o_org, ${dayOf('o')} AS od, n.workflow_id AS nw, n.organization_id AS n_org, ${dayOf('n')} AS nd
-              FROM old_rows o JOIN new_rows n ON n.id = o.id
-             WHERE (o.workflow_id, o.organization_id, ${dayOf('o')}) IS DISTINCT FROM (n.workflow_id, n.organization_id, ${dayOf('n')})
+              FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE ${MOVED('o', 'n')}
           ), s AS (
             SELECT s.*, m.ow, m.o_org, m.od, m.nw, m.n_org, m.nd FROM execution_steps s JOIN moved m ON m.id = s.execution_id
              WHERE s.execution_id = ANY (ARRAY(SELECT id FROM moved))
