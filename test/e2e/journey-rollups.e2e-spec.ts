@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AnalyticsRepository, rawSplit, splitDays, type DaySplit } from '../../src/analytics/analytics.repository.js';
+import { AnalyticsRepository, rawSplit } from '../../src/analytics/analytics.repository.js';
 import { createWorkflow } from '../factories/workflows.js';
 import { expectJourneyRollupsMatchRows } from '../utils/journey-rollups.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
@@ -102,37 +102,6 @@ describe('journey rollups equal the recorded rows', () => {
     await seed(other.id, foreign, '2025-03-01T00:00:00Z', 400);
   });
   afterAll(() => t?.close());
-
-  it('splits periods into whole UTC days and at most half a day of rows at each end', () => {
-    const split = (s: string, e: string): DaySplit => splitDays(at(s), at(e));
-    expect(split('2025-03-02T17:17:00.000Z', '2025-03-08T03:44:59.123Z')).toEqual({
-      ranges: [
-        { from: '2025-03-02T17:17:00.000000Z', to: '2025-03-03T00:00:00.000000Z', sign: 1 },
-        { from: '2025-03-08T00:00:00.000000Z', to: '2025-03-08T03:44:59.123001Z', sign: 1 },
-      ],
-      daysFrom: '2025-03-03T00:00:00.000000Z',
-      daysTo: '2025-03-08T00:00:00.000000Z',
-    });
-    // Ends nearer the other midnight: the whole day from the rollups, the rows outside the period
-    // subtracted (an end of 23:59:59.999 leaves the last microsecond's rows to subtract).
-    expect(split('2025-03-01T05:00:00.000Z', '2025-03-09T23:59:59.999Z')).toEqual({
-      ranges: [
-        { from: '2025-03-01T00:00:00.000000Z', to: '2025-03-01T05:00:00.000000Z', sign: -1 },
-        { from: '2025-03-09T23:59:59.999001Z', to: '2025-03-10T00:00:00.000000Z', sign: -1 },
-      ],
-      daysFrom: '2025-03-01T00:00:00.000000Z',
-      daysTo: '2025-03-10T00:00:00.000000Z',
-    });
-    // Within one UTC day: rows only.
-    expect(split('2025-03-03T10:00:00.000Z', '2025-03-03T15:00:00.000Z')).toEqual({
-      ranges: [
-        { from: '2025-03-03T10:00:00.000000Z', to: '2025-03-03T15:00:00.000001Z', sign: 1 },
-        { from: '2025-03-03T10:00:00.000000Z', to: '2025-03-03T10:00:00.000000Z', sign: 1 },
-      ],
-      daysFrom: '2025-03-03T10:00:00.000000Z',
-      daysTo: '2025-03-03T10:00:00.000000Z',
-    });
-  });
 
   it('after batch inserts of executions with their steps', async () => {
     await expectSameAsRows([w1, w2]);
