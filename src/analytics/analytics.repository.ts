@@ -7,9 +7,11 @@ import { outcomeFacts } from './journey-facts.js';
  * The SQL of the analytics endpoints, written as SQL: every statement is scoped by organization
  * (`$1`) and reads the period through an index on (organization or workflow, time). The workflow
  * counts read the executions module's hourly rollups (workflow_execution_hours) for the whole
- * hours of the period when the zone's offsets are whole hours; everything else is computed from
- * the recorded rows of the period (docs/DECISIONS.md "Analytics (wt-analytics)"). Buckets are local
- * to `timezone`.
+ * hours of the period when the zone's offsets are whole hours; journeys, node performance and the
+ * most-executed workflow read the journey day rollups (workflow_outcome_days, workflow_node_days)
+ * for the whole UTC days and the rows for the partial ends (splitDays; docs/DECISIONS.md "Journeys
+ * and node figures from rollups (wt-journey)"); everything else is computed from the recorded rows
+ * of the period (docs/DECISIONS.md "Analytics (wt-analytics)"). Buckets are local to `timezone`.
  */
 
 /**
