@@ -8,7 +8,7 @@ const server = (process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1
 const name = process.argv[2];
 if (!name) throw new Error('usage: node bench/explain-analytics.mjs <database-name> [statement-name-filter]');
 const only = process.argv[3];
-const { ANALYTICS_STATEMENTS: S, splitDays } = await import('../dist/src/analytics/analytics.repository.js');
+const { ANALYTICS_STATEMENTS: S, journeySplit } = await import('../dist/src/analytics/analytics.repository.js');
 const db = new pg.Client({ connectionString: `${server}/${name}` });
 await db.connect();
 await db.query('SET jit = off');
@@ -19,10 +19,17 @@ const days = (n) => new Date(end.getTime() - n * 86_400_000);
 const mid = (n) => new Date(end.getTime() - (n / 2) * 86_400_000);
 const org = h.organization_id;
 const wf = h.workflow_id;
-/** The values a DaySplit gives a statement (AnalyticsRepository's splitValues). */
+/** The values a JourneySplit gives a statement (AnalyticsRepository's splitValues). */
 const daySplit = (a, b) => {
-  const s = splitDays(a, b);
+  const s = journeySplit(a, b);
   return [...s.ranges.flatMap((r) => [r.from, r.to, r.sign]), s.daysFrom, s.daysTo];
+};
+/** The whole UTC months inside the whole days [from, to), as splitDays (src/analytics/analytics.repository.ts). */
+const months = (from, to) => {
+  const month = (ms, offset) => { const d = new Date(ms); return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + offset, 1); };
+  const first = month(from, 0) === from ? from : month(from, 1);
+  const last = month(to, 0);
+  return first < last ? [new Date(first), new Date(last)] : [new Date(from), new Date(from)];
 };
 const cases = [
   ...[30, 365].map((n) => {
@@ -36,7 +43,17 @@ const cases = [
   ['WORKFLOW_CUSTOMERS 365 days', S.WORKFLOW_CUSTOMERS, [org, wf, days(365), end, 'UTC', 'day']],
   ['SURVEY_VERSIONS', S.SURVEY_VERSIONS, [org, wf]],
   ['WORKFLOW_GROUPS 30 days', S.WORKFLOW_GROUPS, [org, wf, days(30), end]],
-  ['PERFORMANCE 365 days', S.PERFORMANCE, [org, wf, days(365), end, 'UTC']],
+  ...[['UTC', true], ['Europe/Berlin', true], ['Asia/Kolkata', false]].flatMap(([zone, hourly]) => {
+    // As AnalyticsService.performance: the whole UTC days from the rollups, the partial ones raw.
+    const [a, b] = [days(365), end];
+    const from = Math.ceil(a.getTime() / 86_400_000) * 86_400_000;
+    const to = Math.floor((b.getTime() + 1) / 86_400_000) * 86_400_000;
+    const values = [org, wf, a, b, new Date(from), new Date(to)];
+    return [
+      ...(zone === 'UTC' ? [['PERFORMANCE_PERCENTILES 365 days (month and day rollups + partial days)', S.PERFORMANCE_PERCENTILES, [...values, ...months(from, to)]]] : []),
+      [`PERFORMANCE_COUNTS 365 days, ${zone} (${hourly ? 'peak hour from the hourly rollups' : 'peak hour from the executions'})`, S.PERFORMANCE_COUNTS, [...values, zone, hourly]],
+    ];
+  }),
   ['NODES 365 days (node rollups)', S.NODES, [org, wf, ...daySplit(days(365), end)]],
   ['ENGAGEMENT 30 days', S.ENGAGEMENT, [org, days(30), end, null, 'all', mid(30)]],
   ['TOTAL_CUSTOMERS', S.TOTAL_CUSTOMERS, [org, days(30), end, null, 'all']],
@@ -44,7 +61,6 @@ const cases = [
   ['JOURNEY_NODES 30 days (node rollups)', S.JOURNEY_NODES, [org, wf, ...daySplit(days(30), end)]],
   ['TOP_WORKFLOW 30 days (outcome rollups)', S.TOP_WORKFLOW, [org, ...daySplit(days(30), end)]],
   ['REALTIME', S.REALTIME, [org, null, null, new Date(end.getTime() - 3_600_000)]],
-  ['REALTIME_WORKFLOWS', S.REALTIME_WORKFLOWS, [org, null, null, new Date(end.getTime() - 3_600_000)]],
 ];
 for (const [title, statement, values] of cases) {
   if (only && !title.includes(only)) continue;

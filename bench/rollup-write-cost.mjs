@@ -56,7 +56,7 @@ try {
     UPDATE workflows w SET success_count = w.success_count + (SELECT count(*) FROM execution) WHERE w.id = $4`;
   const ROLLUP_TRIGGERS = ['workflow_executions', 'trigger_executions', 'messages'].flatMap((t) =>
     ['insert', 'update', 'delete'].map((op) => `ALTER TABLE ${t} %s TRIGGER ${t === 'messages' ? 'messages' : t}_rollup_${op}`),
-  );
+  ).concat(['insert', 'update', 'delete'].map((op) => `ALTER TABLE workflow_executions %s TRIGGER workflow_executions_rollup_performance_${op}`));
   async function round() {
     const start = process.hrtime.bigint();
     for (let i = 0; i < n; i += batch) {

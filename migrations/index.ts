@@ -13,7 +13,9 @@ import { MetricsCustomerSketches1767300000000 } from './1767300000000-MetricsCus
 import { AnalyticsReadIndexes1767312000000 } from './1767312000000-AnalyticsReadIndexes.js';
 import { ListsWorkflowsVersion1767400000000 } from './1767400000000-ListsWorkflowsVersion.js';
 import { AnalyticsFiles1767900000000 } from './1767900000000-AnalyticsFiles.js';
+import { PerformanceRollups1768000000000 } from './1768000000000-PerformanceRollups.js';
 import { JourneyRollups1768100000000 } from './1768100000000-JourneyRollups.js';
+import { RunningByCustomer1768400000000 } from './1768400000000-RunningByCustomer.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -29,5 +31,7 @@ export const MIGRATIONS = [
   AnalyticsReadIndexes1767312000000,
   ListsWorkflowsVersion1767400000000,
   AnalyticsFiles1767900000000,
+  PerformanceRollups1768000000000,
+  RunningByCustomer1768400000000,
   JourneyRollups1768100000000,
 ];

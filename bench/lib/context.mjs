@@ -29,14 +29,15 @@ export class BenchContext {
 
   static async create(config, shared, scenarioName) {
     const ctx = new BenchContext(config, shared, scenarioName);
+    ctx.tokenSigningKey = process.env.TOKEN_SIGNING_KEY || randomBytes(32).toString('base64url');
     await createDatabase(config.postgresUrl, ctx.databaseName);
     ctx.databaseCreated = true;
     return ctx;
   }
 
-  /** Environment shared by the children: production mode, this scenario's database. */
+  /** Environment shared by the children: production mode (which requires a token signing key), this scenario's database. */
   childEnv(extra) {
-    return { ...process.env, NODE_ENV: 'production', DATABASE_URL: this.databaseUrl, ...extra };
+    return { ...process.env, NODE_ENV: 'production', TOKEN_SIGNING_KEY: this.tokenSigningKey, DATABASE_URL: this.databaseUrl, ...extra };
   }
 
   /**

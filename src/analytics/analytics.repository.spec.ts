@@ -1,11 +1,61 @@
 import { describe, expect, it } from 'vitest';
-import { rawSplit, splitDays } from './analytics.repository.js';
+import { journeySplit, rawJourneySplit, splitDays } from './analytics.repository.js';
+
+const d = (iso: string) => new Date(iso);
+
+describe('splitDays (what /performance reads from the day rollups)', () => {
+  it('takes every UTC day whose first and last millisecond are in the period', () => {
+    expect(splitDays(d('2025-07-01T00:00:00.000Z'), d('2025-07-03T23:59:59.999Z'))).toMatchObject({
+      daysFrom: d('2025-07-01T00:00:00.000Z'),
+      daysTo: d('2025-07-04T00:00:00.000Z'),
+    });
+    // One millisecond short of the last day: that day is read raw.
+    expect(splitDays(d('2025-07-01T00:00:00.000Z'), d('2025-07-03T23:59:59.998Z')).daysTo).toEqual(d('2025-07-03T00:00:00.000Z'));
+  });
+
+  it('leaves the partial UTC days of a local period (Tokyo 07-02..07-03) to the executions', () => {
+    expect(splitDays(d('2025-07-01T15:00:00.000Z'), d('2025-07-03T14:59:59.999Z'))).toEqual({
+      daysFrom: d('2025-07-02T00:00:00.000Z'),
+      daysTo: d('2025-07-03T00:00:00.000Z'),
+      // No whole month: an empty month range.
+      monthsFrom: d('2025-07-02T00:00:00.000Z'),
+      monthsTo: d('2025-07-02T00:00:00.000Z'),
+    });
+  });
+
+  it('reads a period without a whole UTC day entirely raw (an empty day range at its start)', () => {
+    const start = d('2025-07-01T05:00:00.000Z');
+    expect(splitDays(start, d('2025-07-02T04:59:59.999Z'))).toEqual({ daysFrom: start, daysTo: start, monthsFrom: start, monthsTo: start });
+    expect(splitDays(start, d('2025-07-01T06:00:00.000Z'))).toEqual({ daysFrom: start, daysTo: start, monthsFrom: start, monthsTo: start });
+  });
+
+  it('takes the whole UTC months inside the whole days from the month rows', () => {
+    // 365 days ending 2025-11-23T02:51: days 2024-11-24 .. 2025-11-22, months 2024-12 .. 2025-10.
+    expect(splitDays(d('2024-11-23T02:51:00.000Z'), d('2025-11-23T02:51:00.000Z'))).toEqual({
+      daysFrom: d('2024-11-24T00:00:00.000Z'),
+      daysTo: d('2025-11-23T00:00:00.000Z'),
+      monthsFrom: d('2024-12-01T00:00:00.000Z'),
+      monthsTo: d('2025-11-01T00:00:00.000Z'),
+    });
+    // A UTC month exactly; Berlin's August (07-31 22:00Z .. 08-31 21:59Z) holds no whole UTC month.
+    expect(splitDays(d('2025-08-01T00:00:00.000Z'), d('2025-08-31T23:59:59.999Z'))).toMatchObject({
+      monthsFrom: d('2025-08-01T00:00:00.000Z'),
+      monthsTo: d('2025-09-01T00:00:00.000Z'),
+    });
+    expect(splitDays(d('2025-07-31T22:00:00.000Z'), d('2025-08-31T21:59:59.999Z'))).toMatchObject({
+      daysFrom: d('2025-08-01T00:00:00.000Z'),
+      daysTo: d('2025-08-31T00:00:00.000Z'),
+      monthsFrom: d('2025-08-01T00:00:00.000Z'),
+      monthsTo: d('2025-08-01T00:00:00.000Z'),
+    });
+  });
+});
 
 const at = (iso: string) => new Date(iso);
 
-describe('splitDays: whole UTC days from the rollups, at most half a day of rows at each end', () => {
+describe('journeySplit: whole UTC days from the rollups, at most half a day of rows at each end', () => {
   it('adds the partial days nearer their inner midnight', () => {
-    expect(splitDays(at('2025-03-02T17:17:00.000Z'), at('2025-03-08T03:44:59.123Z'))).toEqual({
+    expect(journeySplit(at('2025-03-02T17:17:00.000Z'), at('2025-03-08T03:44:59.123Z'))).toEqual({
       ranges: [
         { from: '2025-03-02T17:17:00.000000Z', to: '2025-03-03T00:00:00.000000Z', sign: 1 },
         // The end is inclusive to the millisecond: its exclusive bound is one microsecond later.
@@ -17,7 +67,7 @@ describe('splitDays: whole UTC days from the rollups, at most half a day of rows
   });
 
   it('reads whole days and subtracts the rows outside the period when the ends are nearer their outer midnight', () => {
-    expect(splitDays(at('2025-03-01T05:00:00.000Z'), at('2025-03-09T23:59:59.999Z'))).toEqual({
+    expect(journeySplit(at('2025-03-01T05:00:00.000Z'), at('2025-03-09T23:59:59.999Z'))).toEqual({
       ranges: [
         { from: '2025-03-01T00:00:00.000000Z', to: '2025-03-01T05:00:00.000000Z', sign: -1 },
         { from: '2025-03-09T23:59:59.999001Z', to: '2025-03-10T00:00:00.000000Z', sign: -1 },
@@ -28,13 +78,13 @@ describe('splitDays: whole UTC days from the rollups, at most half a day of rows
   });
 
   it('midnight bounds leave empty ranges; a period within one UTC day is rows only', () => {
-    expect(splitDays(at('2025-03-01T00:00:00.000Z'), at('2025-03-02T23:59:59.999Z'))).toMatchObject({
+    expect(journeySplit(at('2025-03-01T00:00:00.000Z'), at('2025-03-02T23:59:59.999Z'))).toMatchObject({
       ranges: [{ from: '2025-03-01T00:00:00.000000Z', to: '2025-03-01T00:00:00.000000Z' }, { from: '2025-03-02T23:59:59.999001Z', to: '2025-03-03T00:00:00.000000Z', sign: -1 }],
       daysFrom: '2025-03-01T00:00:00.000000Z',
       daysTo: '2025-03-03T00:00:00.000000Z',
     });
-    const within = splitDays(at('2025-03-03T10:00:00.000Z'), at('2025-03-03T15:00:00.000Z'));
-    expect(within).toEqual(rawSplit(at('2025-03-03T10:00:00.000Z'), at('2025-03-03T15:00:00.000Z')));
+    const within = journeySplit(at('2025-03-03T10:00:00.000Z'), at('2025-03-03T15:00:00.000Z'));
+    expect(within).toEqual(rawJourneySplit(at('2025-03-03T10:00:00.000Z'), at('2025-03-03T15:00:00.000Z')));
     expect(within.ranges[0]).toEqual({ from: '2025-03-03T10:00:00.000000Z', to: '2025-03-03T15:00:00.000001Z', sign: 1 });
     expect(within.daysFrom).toBe(within.daysTo);
   });

@@ -7,11 +7,13 @@ import { outcomeFacts } from './journey-facts.js';
  * The SQL of the analytics endpoints, written as SQL: every statement is scoped by organization
  * (`$1`) and reads the period through an index on (organization or workflow, time). The workflow
  * counts read the executions module's hourly rollups (workflow_execution_hours) for the whole
- * hours of the period when the zone's offsets are whole hours; journeys, node performance and the
- * most-executed workflow read the journey day rollups (workflow_outcome_days, workflow_node_days)
- * for the whole UTC days and the rows for the partial ends (splitDays; docs/DECISIONS.md "Journeys
- * and node figures from rollups (wt-journey)"); everything else is computed from the recorded rows
- * of the period (docs/DECISIONS.md "Analytics (wt-analytics)"). Buckets are local to `timezone`.
+ * hours of the period when the zone's offsets are whole hours; `/performance` reads day rollups for
+ * the whole UTC days of its period (docs/DECISIONS.md "Performance rollups (wt-perf)"); journeys,
+ * node performance and the most-executed workflow read the journey day rollups
+ * (workflow_outcome_days, workflow_node_days) for the whole UTC days and the rows for the partial
+ * ends (journeySplit; docs/DECISIONS.md "Journeys and node figures from rollups (wt-journey)");
+ * everything else is computed from the recorded rows of the period (docs/DECISIONS.md "Analytics
+ * (wt-analytics)"). Buckets are local to `timezone`.
  */
 
 /**
@@ -172,14 +174,166 @@ export interface PerformanceRow {
   errors: Record<string, number> | null;
 }
 
-/** Exact percentiles (percentile_cont) of the finished executions' durations; the busiest local clock hour; failures by error code. */
-const PERFORMANCE = new SqlStatement<PerformanceRow>(`
+/**
+ * How `/performance` reads a period `[start, end]`: the whole UTC days `[daysFrom, daysTo)` inside
+ * it from the day rollups, the rest — the partial days at both ends, whatever the zone — from the
+ * executions, `[start, daysFrom)` and `[daysTo, end]` (no whole day: daysFrom = daysTo = start).
+ * The duration buckets of the whole UTC months `[monthsFrom, monthsTo)` inside the whole days come
+ * from the month rows (no whole month: monthsFrom = monthsTo = daysFrom).
+ */
+export interface DaySplit {
+  daysFrom: Date;
+  daysTo: Date;
+  monthsFrom: Date;
+  monthsTo: Date;
+}
+
+const DAY_MS = 86_400_000;
+
+/** The first instant of the UTC month of `ms`, `offset` months on. */
+function utcMonth(ms: number, offset: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + offset, 1);
+}
+
+export function splitDays(start: Date, end: Date): DaySplit {
+  const from = Math.ceil(start.getTime() / DAY_MS) * DAY_MS;
+  // `end` is inclusive to the millisecond: a day is whole when its last millisecond is in the period.
+  const to = Math.floor((end.getTime() + 1) / DAY_MS) * DAY_MS;
+  if (from >= to) return { daysFrom: start, daysTo: start, monthsFrom: start, monthsTo: start };
+  const firstMonth = utcMonth(from, 0) === from ? from : utcMonth(from, 1);
+  const lastMonth = utcMonth(to, 0);
+  const months = firstMonth < lastMonth ? [firstMonth, lastMonth] : [from, from];
+  return { daysFrom: new Date(from), daysTo: new Date(to), monthsFrom: new Date(months[0]), monthsTo: new Date(months[1]) };
+}
+
+/** The executions of the partial days at the ends of the period (`$5`/`$6` as in splitDays), `$1` organization, `$2` workflow. */
+const PERFORMANCE_EDGES = `
+  SELECT we.status, we.duration_ms, COALESCE(we.channel, 'unknown') AS channel, we.error->>'code' AS code, we.started_at
+    FROM workflow_executions we
+   WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.started_at >= $3 AND we.started_at < $5
+  UNION ALL
+  SELECT we.status, we.duration_ms, COALESCE(we.channel, 'unknown'), we.error->>'code', we.started_at
+    FROM workflow_executions we
+   WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.started_at >= $6 AND we.started_at <= $4`;
+
+/**
+ * Median, p95 and p99 of the finished executions' recorded durations, with percentile_cont's
+ * definition (the values at ranks floor and ceil of p·(n-1), interpolated), over a multiset of
+ * (value, count): per duration bucket of the whole days its value (workflow_duration_months for
+ * the whole UTC months `[$7, $8)`, workflow_duration_days for the other whole days;
+ * duration_bucket_value: within 0.9901 % of every duration in the bucket) and the exact durations
+ * of the partial days. Each value being within 0.9901 % of the duration it stands for, so is each
+ * order statistic, and so is their interpolation: the result is within 0.9901 % of the exact
+ * percentile (and exact for a period without whole UTC days). `$1` organization, `$2` workflow,
+ * `$3..$4` period, `$5..$6` whole days.
+ */
+const PERFORMANCE_PERCENTILES = new SqlStatement<{ median_ms: number | null; p95_ms: number | null; p99_ms: number | null }>(`
+  WITH edge AS MATERIALIZED (
+    SELECT duration_ms FROM (${PERFORMANCE_EDGES}) e WHERE status <> 'running' AND duration_ms IS NOT NULL
+  ), v AS (
+    SELECT duration_bucket_value(bucket) AS value, sum(executions)::bigint AS n
+      FROM (SELECT h.bucket, h.executions FROM workflow_duration_months h
+             WHERE h.workflow_id = $2 AND h.organization_id = $1 AND h.month >= $7 AND h.month < $8
+            UNION ALL
+            SELECT h.bucket, h.executions FROM workflow_duration_days h
+             WHERE h.workflow_id = $2 AND h.organization_id = $1 AND h.day >= $5 AND h.day < $7
+            UNION ALL
+            SELECT h.bucket, h.executions FROM workflow_duration_days h
+             WHERE h.workflow_id = $2 AND h.organization_id = $1 AND h.day >= $8 AND h.day < $6) b
+     GROUP BY bucket
+    UNION ALL
+    SELECT duration_ms::float8, count(*) FROM edge GROUP BY duration_ms
+  ), c AS MATERIALIZED (
+    SELECT value, sum(n) OVER (ORDER BY value ROWS UNBOUNDED PRECEDING) - n AS before, n FROM v WHERE n > 0
+  ), p AS (
+    SELECT q.i, q.q * (t.n - 1) AS pos
+      FROM (SELECT sum(n)::bigint AS n FROM c) t, unnest(ARRAY[0.5, 0.95, 0.99]::float8[]) WITH ORDINALITY AS q(q, i)
+     WHERE t.n > 0
+  ), r AS (
+    SELECT p.i, lo.value + (p.pos - floor(p.pos)) * (hi.value - lo.value) AS value
+      FROM p
+      CROSS JOIN LATERAL (SELECT c.value FROM c WHERE c.before <= floor(p.pos) ORDER BY c.value DESC LIMIT 1) lo
+      CROSS JOIN LATERAL (SELECT c.value FROM c WHERE c.before <= ceil(p.pos) ORDER BY c.value DESC LIMIT 1) hi
+  )
+  SELECT max(value) FILTER (WHERE i = 1) AS median_ms, max(value) FILTER (WHERE i = 2) AS p95_ms, max(value) FILTER (WHERE i = 3) AS p99_ms FROM r`);
+
+export interface PerformanceCountRow {
+  /** `total`, `channel` (key: the channel), `error` (key: the error code) or `peak` (key: the local hour HH:00). */
+  kind: 'total' | 'channel' | 'error' | 'peak';
+  key: string | null;
+  executions: number;
+  successful: number;
+  failed: number;
+  /** avg(duration_ms) of the finished executions (float8), and rounded (half away from zero), as the raw statements compute them. */
+  average_ms: number | null;
+  average_duration_ms: number | null;
+  success_rate: number | null;
+}
+
+/**
+ * Everything of `/performance` but the percentiles, exactly, from the rollups of the whole UTC
+ * days `[$5, $6)` and the executions of the partial days:
+ * - executions, successful, failed and the duration sum per channel and overall from
+ *   workflow_execution_days; the number of finished executions with a recorded duration (the
+ *   denominator of avg(duration_ms)) as the sum of the day rows' duration histogram cells;
+ * - failed executions per error code from workflow_error_days;
+ * - the busiest local clock hour (in zone `$7`; ties: the earliest) from workflow_execution_hours
+ *   when `$8` (the zone's offsets over the period are whole hours, so that a UTC hour lies in one
+ *   local hour), else from the executions of the whole period.
+ */
+const PERFORMANCE_COUNTS = new SqlStatement<PerformanceCountRow>(`
+  WITH edge AS MATERIALIZED (${PERFORMANCE_EDGES}),
+  facts AS (
+    SELECT channel, 1 AS executions, (status = 'success')::int AS successful, (status = 'failed')::int AS failed,
+           CASE WHEN status <> 'running' THEN duration_ms END::bigint AS duration_sum,
+           (status <> 'running' AND duration_ms IS NOT NULL)::int AS timed
+      FROM edge
+    UNION ALL
+    SELECT d.channel, d.executions, d.successful, d.failed, d.duration_sum, (SELECT sum(x) FROM unnest(d.duration_histogram) x)::int
+      FROM workflow_execution_days d
+     WHERE d.workflow_id = $2 AND d.organization_id = $1 AND d.day >= $5 AND d.day < $6
+  ), hours AS (
+    SELECT h.hour AS at, h.executions AS n
+      FROM workflow_execution_hours h
+     WHERE h.workflow_id = $2 AND h.organization_id = $1 AND h.hour >= $5 AND h.hour < $6 AND $8::boolean
+    UNION ALL
+    SELECT started_at, 1 FROM edge WHERE $8::boolean
+    UNION ALL
+    SELECT we.started_at, 1 FROM workflow_executions we
+     WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.started_at >= $3 AND we.started_at <= $4 AND NOT $8::boolean
+  )
+  SELECT CASE WHEN GROUPING(channel) = 0 THEN 'channel' ELSE 'total' END AS kind, channel AS key,
+         COALESCE(sum(executions), 0)::int AS executions, COALESCE(sum(successful), 0)::int AS successful,
+         COALESCE(sum(failed), 0)::int AS failed,
+         (sum(duration_sum)::numeric / NULLIF(sum(timed), 0))::float8 AS average_ms,
+         round(sum(duration_sum)::numeric / NULLIF(sum(timed), 0))::int AS average_duration_ms,
+         sum(successful)::float8 / NULLIF(sum(successful) + sum(failed), 0) AS success_rate
+    FROM facts
+   GROUP BY GROUPING SETS ((channel), ())
+  -- Rollup rows can hold zeros (after a deletion): a channel shows only with executions.
+  HAVING sum(executions) <> 0 OR GROUPING(channel) = 1
+  UNION ALL
+  SELECT 'error', code, 0, 0, sum(n)::int, NULL, NULL, NULL
+    FROM (SELECT COALESCE(code, 'UNKNOWN') AS code, 1 AS n FROM edge WHERE status = 'failed'
+          UNION ALL
+          SELECT e.code, e.failed FROM workflow_error_days e WHERE e.workflow_id = $2 AND e.organization_id = $1 AND e.day >= $5 AND e.day < $6) x
+   GROUP BY code HAVING sum(n) <> 0
+  UNION ALL
+  (SELECT 'peak', to_char(h, 'HH24:00'), n, 0, 0, NULL, NULL, NULL
+     FROM (SELECT date_trunc('hour', at AT TIME ZONE $7) AS h, sum(n)::int AS n FROM hours GROUP BY 1) x
+    WHERE n > 0 ORDER BY n DESC, h LIMIT 1)`);
+
+/** The raw definitions the rollups reproduce, for the test that compares them (test/e2e/performance-rollups.e2e-spec.ts). */
+export const PERFORMANCE_RAW = `
   WITH e AS MATERIALIZED (${WORKFLOW_EXECUTIONS})
   SELECT (SELECT count(*)::int FROM e) AS executions,
          t.finished, t.failed, t.average_ms, t.median_ms, t.p95_ms, t.p99_ms,
          p.peak_hour, p.peak_executions,
          (SELECT jsonb_object_agg(code, n) FROM (SELECT COALESCE(error->>'code', 'UNKNOWN') AS code, count(*)::int AS n
-                                                 FROM e WHERE status = 'failed' GROUP BY 1) x) AS errors
+                                                 FROM e WHERE status = 'failed' GROUP BY 1) x) AS errors,
+         (SELECT jsonb_object_agg(channel, jsonb_build_object('executions', executions, 'success_rate', success_rate, 'average_duration_ms', average_duration_ms))
+            FROM (SELECT channel, ${STATUS_FIGURES} FROM e GROUP BY channel) c) AS channels
     FROM (SELECT count(*)::int AS finished, (count(*) FILTER (WHERE status = 'failed'))::int AS failed,
                  avg(duration_ms)::float8 AS average_ms,
                  percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS median_ms,
@@ -188,7 +342,14 @@ const PERFORMANCE = new SqlStatement<PerformanceRow>(`
             FROM e WHERE status <> 'running') t
     LEFT JOIN (SELECT to_char(h, 'HH24:00') AS peak_hour, n AS peak_executions
                  FROM (SELECT date_trunc('hour', started_at AT TIME ZONE $5) AS h, count(*)::int AS n FROM e GROUP BY 1) x
-                ORDER BY n DESC, h LIMIT 1) p ON true`);
+                ORDER BY n DESC, h LIMIT 1) p ON true`;
+
+export interface ChannelPerformanceRow {
+  channel: string;
+  executions: number;
+  success_rate: number | null;
+  average_duration_ms: number | null;
+}
 
 export interface NodeRow {
   node_id: string;
@@ -216,13 +377,13 @@ function isoMicros(us: number): string {
  * at most half a day of rows is read at each end, in any time zone. Bounds are ISO strings with
  * microseconds (the end's exclusive bound is end + 1 µs).
  */
-export interface DaySplit {
+export interface JourneySplit {
   ranges: [{ from: string; to: string; sign: number }, { from: string; to: string; sign: number }];
   daysFrom: string;
   daysTo: string;
 }
 
-export function splitDays(start: Date, end: Date): DaySplit {
+export function journeySplit(start: Date, end: Date): JourneySplit {
   const s = start.getTime() * 1000;
   const e = end.getTime() * 1000 + 1;
   const floorS = Math.floor(s / DAY_US) * DAY_US;
@@ -246,14 +407,14 @@ export function splitDays(start: Date, end: Date): DaySplit {
   };
 }
 
-/** The statement values of a split, from `$3`: the two raw ranges and their signs, then the whole days. */
-function splitValues(split: DaySplit): (string | number)[] {
+/** The statement values of a journey split, from `$3`: the two raw ranges and their signs, then the whole days. */
+function splitValues(split: JourneySplit): (string | number)[] {
   const [a, b] = split.ranges;
   return [a.from, a.to, a.sign, b.from, b.to, b.sign, split.daysFrom, split.daysTo];
 }
 
 /** No rollup days: the whole period from the rows (the reference the rollups are tested against). */
-export function rawSplit(start: Date, end: Date): DaySplit {
+export function rawJourneySplit(start: Date, end: Date): JourneySplit {
   const s = start.getTime() * 1000;
   const e = end.getTime() * 1000 + 1;
   return { ranges: [{ from: isoMicros(s), to: isoMicros(e), sign: 1 }, { from: isoMicros(s), to: isoMicros(s), sign: 1 }], daysFrom: isoMicros(s), daysTo: isoMicros(s) };
@@ -291,10 +452,6 @@ const NODES = new SqlStatement<NodeRow>(`${NODE_FACTS}
   SELECT node_id, type, sum(steps)::int AS execution_count, sum(completed)::float8 / sum(steps) AS success_rate,
          round(sum(duration_sum)::numeric / sum(steps))::int AS average_duration_ms, sum(failed)::int AS error_count
     FROM facts GROUP BY node_id, type HAVING sum(steps) <> 0 ORDER BY node_id, type`);
-
-const CHANNELS = new SqlStatement<{ channel: string; executions: number; success_rate: number | null; average_duration_ms: number | null }>(`
-  WITH e AS MATERIALIZED (${WORKFLOW_EXECUTIONS})
-  SELECT channel, ${STATUS_FIGURES} FROM e GROUP BY channel ORDER BY channel`);
 
 export interface WorkflowListRow {
   workflow_id: string;
@@ -445,7 +602,7 @@ const TOTAL_CUSTOMERS = new SqlStatement<{ total: number }>(`
 /**
  * The organization's most-executed workflow of the period (ties: the oldest id): whole UTC days
  * from workflow_outcome_days (through its organization and day index), the raw ranges from the
- * executions (organization and time index). Values: `$1` organization, `$2..$9` a DaySplit.
+ * executions (organization and time index). Values: `$1` organization, `$2..$9` a JourneySplit.
  */
 const TOP_WORKFLOW = new SqlStatement<{ workflow_id: string }>(`
   WITH facts AS (
@@ -500,32 +657,6 @@ const JOURNEY_NODES = new SqlStatement<JourneyNodeRow>(`${NODE_FACTS}
          round(sum(duration_sum)::numeric / NULLIF(sum(steps), 0))::int AS average_duration_ms
     FROM facts GROUP BY node_id HAVING sum(steps) <> 0`);
 
-export interface RealtimeRow {
-  active_workflows: number;
-  active_executions: number;
-  messages_in_last_hour: number;
-  average_response_time_ms: number | null;
-}
-
-/**
- * The last hour (`$4` = now - 1 hour) of one organization, optionally one workflow (`$2`) and one
- * channel (`$3`). A message belongs to a workflow through the execution that sent or received it.
- * Response time = mean duration of the executions started within the hour that have finished.
- */
-const REALTIME_FILTERED_MESSAGES = `
-  SELECT m.channel, we.workflow_id FROM messages m LEFT JOIN workflow_executions we ON we.id = m.execution_id
-   WHERE m.organization_id = $1 AND m.created_at >= $4 AND ($3::text IS NULL OR m.channel = $3) AND ($2::uuid IS NULL OR we.workflow_id = $2)`;
-
-const REALTIME_RUNNING = `
-  SELECT we.workflow_id, COALESCE(we.channel, 'unknown') AS channel FROM workflow_executions we
-   WHERE we.organization_id = $1 AND we.status = 'running' AND ($2::uuid IS NULL OR we.workflow_id = $2)
-     AND ($3::text IS NULL OR we.channel = $3)`;
-
-const REALTIME_FINISHED = `
-  SELECT we.workflow_id, we.duration_ms FROM workflow_executions we
-   WHERE we.organization_id = $1 AND we.started_at >= $4 AND we.status <> 'running'
-     AND ($2::uuid IS NULL OR we.workflow_id = $2) AND ($3::text IS NULL OR we.channel = $3)`;
-
 export interface RealtimeWorkflowRow {
   workflow_id: string;
   name: string;
@@ -534,34 +665,71 @@ export interface RealtimeWorkflowRow {
   average_response_time_ms: number | null;
 }
 
+export interface RealtimeRow {
+  active_executions: number;
+  messages_in_last_hour: number;
+  average_response_time_ms: number | null;
+  workflows: RealtimeWorkflowRow[];
+  channels: { channel: string; active_conversations: number; messages_in_last_hour: number }[];
+}
+
+/**
+ * The last hour (`$4` = now - 1 hour) of one organization, optionally one workflow (`$2`) and one
+ * channel (`$3`), in one statement that reads each source once: the running executions (through
+ * the partial index of running executions) grouped by workflow and channel, the messages of the
+ * hour (a message belongs to a workflow through the execution that sent or received it), and the
+ * executions started within the hour that have finished (response time = their mean duration).
+ * The totals, the 100 busiest workflows and the channels are folded from those groups.
+ */
 const REALTIME = new SqlStatement<RealtimeRow>(`
-  SELECT (SELECT count(*)::int FROM workflows w WHERE w.organization_id = $1 AND w.status = 'active' AND ($2::uuid IS NULL OR w.id = $2)) AS active_workflows,
-         (SELECT count(*)::int FROM (${REALTIME_RUNNING}) r) AS active_executions,
-         (SELECT count(*)::int FROM (${REALTIME_FILTERED_MESSAGES}) m) AS messages_in_last_hour,
-         (SELECT round(avg(duration_ms))::int FROM (${REALTIME_FINISHED}) f) AS average_response_time_ms`);
-
-const REALTIME_WORKFLOWS = new SqlStatement<RealtimeWorkflowRow>(`
-  WITH r AS (SELECT workflow_id, count(*)::int AS n FROM (${REALTIME_RUNNING}) x GROUP BY workflow_id),
-       m AS (SELECT workflow_id, count(*)::int AS n FROM (${REALTIME_FILTERED_MESSAGES}) x WHERE workflow_id IS NOT NULL GROUP BY workflow_id),
-       f AS (SELECT workflow_id, round(avg(duration_ms))::int AS ms FROM (${REALTIME_FINISHED}) x GROUP BY workflow_id)
-  SELECT w.id AS workflow_id, w.name, COALESCE(r.n, 0) AS active_executions, COALESCE(m.n, 0) AS messages_in_last_hour, f.ms AS average_response_time_ms
-    FROM (SELECT workflow_id FROM r UNION SELECT workflow_id FROM m UNION SELECT workflow_id FROM f) ids
-    JOIN workflows w ON w.id = ids.workflow_id AND w.organization_id = $1
-    LEFT JOIN r ON r.workflow_id = w.id LEFT JOIN m ON m.workflow_id = w.id LEFT JOIN f ON f.workflow_id = w.id
-   ORDER BY COALESCE(r.n, 0) DESC, COALESCE(m.n, 0) DESC, w.id LIMIT 100`);
-
-const REALTIME_CHANNELS = new SqlStatement<{ channel: string; active_conversations: number; messages_in_last_hour: number }>(`
-  WITH r AS (SELECT channel, count(*)::int AS n FROM (${REALTIME_RUNNING}) x GROUP BY channel),
-       m AS (SELECT channel, count(*)::int AS n FROM (${REALTIME_FILTERED_MESSAGES}) x GROUP BY channel)
-  SELECT COALESCE(r.channel, m.channel) AS channel, COALESCE(r.n, 0) AS active_conversations, COALESCE(m.n, 0) AS messages_in_last_hour
-    FROM r FULL JOIN m ON m.channel = r.channel ORDER BY 1`);
+  WITH r AS MATERIALIZED (
+    SELECT we.workflow_id, COALESCE(we.channel, 'unknown') AS channel, count(*)::int AS n
+      FROM workflow_executions we
+     WHERE we.organization_id = $1 AND we.status = 'running' AND ($2::uuid IS NULL OR we.workflow_id = $2)
+       AND ($3::text IS NULL OR we.channel = $3)
+     GROUP BY 1, 2
+  ), m AS MATERIALIZED (
+    SELECT m.channel, we.workflow_id, count(*)::int AS n
+      FROM messages m LEFT JOIN workflow_executions we ON we.id = m.execution_id
+     WHERE m.organization_id = $1 AND m.created_at >= $4 AND ($3::text IS NULL OR m.channel = $3)
+       AND ($2::uuid IS NULL OR we.workflow_id = $2)
+     GROUP BY 1, 2
+  ), f AS MATERIALIZED (
+    SELECT we.workflow_id, count(*)::int AS n, sum(we.duration_ms)::numeric AS ms
+      FROM workflow_executions we
+     WHERE we.organization_id = $1 AND we.started_at >= $4 AND we.status <> 'running'
+       AND ($2::uuid IS NULL OR we.workflow_id = $2) AND ($3::text IS NULL OR we.channel = $3)
+     GROUP BY 1
+  ), per_workflow AS (
+    SELECT ids.workflow_id, COALESCE(rw.n, 0) AS running, COALESCE(mw.n, 0) AS messages, round(f.ms / NULLIF(f.n, 0))::int AS ms
+      FROM (SELECT workflow_id FROM r UNION SELECT workflow_id FROM m WHERE workflow_id IS NOT NULL UNION SELECT workflow_id FROM f) ids
+      LEFT JOIN (SELECT workflow_id, sum(n)::int AS n FROM r GROUP BY 1) rw ON rw.workflow_id = ids.workflow_id
+      LEFT JOIN (SELECT workflow_id, sum(n)::int AS n FROM m GROUP BY 1) mw ON mw.workflow_id = ids.workflow_id
+      LEFT JOIN f ON f.workflow_id = ids.workflow_id
+  ), top AS (
+    SELECT w.id AS workflow_id, w.name, p.running, p.messages, p.ms
+      FROM per_workflow p JOIN workflows w ON w.id = p.workflow_id AND w.organization_id = $1
+     ORDER BY p.running DESC, p.messages DESC, w.id LIMIT 100
+  ), channels AS (
+    SELECT COALESCE(rc.channel, mc.channel) AS channel, COALESCE(rc.n, 0) AS running, COALESCE(mc.n, 0) AS messages
+      FROM (SELECT channel, sum(n)::int AS n FROM r GROUP BY 1) rc
+      FULL JOIN (SELECT channel, sum(n)::int AS n FROM m GROUP BY 1) mc ON mc.channel = rc.channel
+  )
+  SELECT (SELECT COALESCE(sum(n), 0)::int FROM r) AS active_executions,
+         (SELECT COALESCE(sum(n), 0)::int FROM m) AS messages_in_last_hour,
+         (SELECT round(sum(ms) / NULLIF(sum(n), 0))::int FROM f) AS average_response_time_ms,
+         COALESCE((SELECT json_agg(json_build_object('workflow_id', workflow_id, 'name', name, 'active_executions', running,
+                                                       'messages_in_last_hour', messages, 'average_response_time_ms', ms)
+                                    ORDER BY running DESC, messages DESC, workflow_id) FROM top), '[]'::json) AS workflows,
+         COALESCE((SELECT json_agg(json_build_object('channel', channel, 'active_conversations', running, 'messages_in_last_hour', messages)
+                                    ORDER BY channel) FROM channels), '[]'::json) AS channels`);
 
 const TIMEZONES = new SqlStatement<{ name: string }>(`SELECT name FROM pg_timezone_names`);
 
 /** The statements as sent, for EXPLAIN scripts. */
 export const ANALYTICS_STATEMENTS = {
-  WORKFLOW_COUNTS, WORKFLOW_CUSTOMERS, SURVEY_VERSIONS, WORKFLOW_SATISFACTION, WORKFLOW_GROUPS, BUCKETS, PERFORMANCE, NODES, CHANNELS, ENGAGEMENT, TOTAL_CUSTOMERS, TOP_WORKFLOW,
-  JOURNEY_OUTCOMES, JOURNEY_NODES, REALTIME, REALTIME_WORKFLOWS, REALTIME_CHANNELS,
+  WORKFLOW_COUNTS, WORKFLOW_CUSTOMERS, SURVEY_VERSIONS, WORKFLOW_SATISFACTION, WORKFLOW_GROUPS, BUCKETS, PERFORMANCE_PERCENTILES, PERFORMANCE_COUNTS, NODES, ENGAGEMENT, TOTAL_CUSTOMERS, TOP_WORKFLOW,
+  JOURNEY_OUTCOMES, JOURNEY_NODES, REALTIME,
 };
 
 export class AnalyticsRepository {
@@ -598,17 +766,43 @@ export class AnalyticsRepository {
     return BUCKETS.run(this.dataSource, [start, end, tz, granularity]);
   }
 
-  async performance(org: string, workflowId: string, start: Date, end: Date, tz: string): Promise<PerformanceRow> {
-    return (await PERFORMANCE.run(this.dataSource, [org, workflowId, start, end, tz]))[0];
+  /**
+   * The figures of `/performance` (whole UTC days from the rollups, partial days from the
+   * executions; `hourly`: the zone's offsets are whole hours, so the peak hour can come from the
+   * hourly rollups) and the channel figures.
+   */
+  async performance(org: string, workflowId: string, start: Date, end: Date, tz: string, hourly: boolean): Promise<{ row: PerformanceRow; channels: ChannelPerformanceRow[] }> {
+    const { daysFrom, daysTo, monthsFrom, monthsTo } = splitDays(start, end);
+    const values = [org, workflowId, start, end, daysFrom, daysTo];
+    const [[percentiles], counts] = await Promise.all([
+      PERFORMANCE_PERCENTILES.run(this.dataSource, [...values, monthsFrom, monthsTo]),
+      PERFORMANCE_COUNTS.run(this.dataSource, [...values, tz, hourly]),
+    ]);
+    const total = counts.find((c) => c.kind === 'total')!;
+    const peak = counts.find((c) => c.kind === 'peak');
+    const errors = counts.filter((c) => c.kind === 'error');
+    const row: PerformanceRow = {
+      executions: total.executions,
+      finished: total.successful + total.failed,
+      failed: total.failed,
+      average_ms: total.average_ms,
+      median_ms: percentiles.median_ms,
+      p95_ms: percentiles.p95_ms,
+      p99_ms: percentiles.p99_ms,
+      peak_hour: peak?.key ?? null,
+      peak_executions: peak?.executions ?? null,
+      errors: errors.length > 0 ? Object.fromEntries(errors.map((e) => [e.key as string, e.failed])) : null,
+    };
+    const channels = counts
+      .filter((c) => c.kind === 'channel')
+      .sort((a, b) => ((a.key as string) < (b.key as string) ? -1 : 1))
+      .map((c) => ({ channel: c.key as string, executions: c.executions, success_rate: c.success_rate, average_duration_ms: c.average_duration_ms }));
+    return { row, channels };
   }
 
-  /** Node figures of the period: whole UTC days from the node rollups (`split` defaults to splitDays). */
-  nodes(org: string, workflowId: string, start: Date, end: Date, split = splitDays(start, end)): Promise<NodeRow[]> {
+  /** Node figures of the period: whole UTC days from the node rollups (`split` defaults to journeySplit). */
+  nodes(org: string, workflowId: string, start: Date, end: Date, split = journeySplit(start, end)): Promise<NodeRow[]> {
     return NODES.run(this.dataSource, [org, workflowId, ...splitValues(split)]);
-  }
-
-  channels(org: string, workflowId: string, start: Date, end: Date) {
-    return CHANNELS.run(this.dataSource, [org, workflowId, start, end]);
   }
 
   workflowList(org: string, start: Date, end: Date, sort: 'executions' | 'success_rate', order: 'asc' | 'desc', limit: number, offset: number) {
@@ -628,26 +822,22 @@ export class AnalyticsRepository {
     return (await TOTAL_CUSTOMERS.run(this.dataSource, [org, start, end, filter.channel, filter.segment]))[0].total;
   }
 
-  async topWorkflow(org: string, start: Date, end: Date, split = splitDays(start, end)): Promise<string | undefined> {
+  async topWorkflow(org: string, start: Date, end: Date, split = journeySplit(start, end)): Promise<string | undefined> {
     const [a, b] = split.ranges;
     const values = [org, a.from, a.to, a.sign, b.from, b.to, b.sign, split.daysFrom, split.daysTo];
     return (await TOP_WORKFLOW.run(this.dataSource, values))[0]?.workflow_id;
   }
 
-  /** A workflow's outcomes and node figures of the period (`split` defaults to splitDays; rawSplit reads only rows). */
-  async journey(org: string, workflowId: string, start: Date, end: Date, split = splitDays(start, end)) {
+  /** A workflow's outcomes and node figures of the period (`split` defaults to journeySplit; rawJourneySplit reads only rows). */
+  async journey(org: string, workflowId: string, start: Date, end: Date, split = journeySplit(start, end)) {
     const values = [org, workflowId, ...splitValues(split)];
     const [outcomes, nodes] = await Promise.all([JOURNEY_OUTCOMES.run(this.dataSource, values), JOURNEY_NODES.run(this.dataSource, values)]);
     return { outcomes, nodes };
   }
 
-  async realtime(org: string, workflowId: string | null, channel: string | null, now: Date) {
-    const values = [org, workflowId, channel, new Date(now.getTime() - 3_600_000)];
-    const [totals, workflows, channels] = await Promise.all([
-      REALTIME.run(this.dataSource, values),
-      REALTIME_WORKFLOWS.run(this.dataSource, values),
-      REALTIME_CHANNELS.run(this.dataSource, values),
-    ]);
-    return { totals: totals[0], workflows, channels };
+  async realtime(org: string, workflowId: string | null, channel: string | null, now: Date): Promise<RealtimeRow> {
+    return (await REALTIME.run(this.dataSource, [org, workflowId, channel, new Date(now.getTime() - 3_600_000)]))[0];
   }
+
 }
+

@@ -198,10 +198,9 @@ export class AnalyticsService {
     const timezone = await this.timezone(query.timezone);
     const workflow = await this.workflows.getOwned(org, workflowId);
     const p = resolveAnalyticsPeriod(query, timezone, now, false);
-    const [row, nodes, channels] = await Promise.all([
-      this.repository.performance(org, workflow.id, p.start, p.end, p.timezone),
+    const [{ row, channels }, nodes] = await Promise.all([
+      this.repository.performance(org, workflow.id, p.start, p.end, p.timezone, wholeHourOffsets(p.timezone, p.start, p.end)),
       query.include_nodes ? this.repository.nodes(org, workflow.id, p.start, p.end) : undefined,
-      query.include_channels ? this.repository.channels(org, workflow.id, p.start, p.end) : undefined,
     ]);
     const hours = (p.end.getTime() - p.start.getTime() + 1) / HOUR_MS;
     const byType: Record<string, number> = {};
@@ -220,7 +219,7 @@ export class AnalyticsService {
       },
     };
     if (nodes) response.performance.node_performance = nodes;
-    if (channels) {
+    if (query.include_channels) {
       response.performance.channel_performance = Object.fromEntries(
         channels.map((c) => [c.channel, { executions: c.executions, success_rate: c.success_rate, average_duration_ms: c.average_duration_ms }]),
       );
@@ -343,14 +342,21 @@ export class AnalyticsService {
   async realtime(org: string, query: RealtimeQuery, now = new Date()): Promise<RealtimeResponse> {
     await this.timezone(query.timezone);
     const includeSystem = query.include_system ?? true;
-    const [data, health, apiTime] = await Promise.all([
+    const [data, activeWorkflows, health, apiTime] = await Promise.all([
       this.repository.realtime(org, query.workflow_id ?? null, query.channel ?? null, now),
+      this.workflows.countActive(org, query.workflow_id),
       this.systemHealth(),
       includeSystem ? this.readings.apiResponseTimeMs() : Promise.resolve(null),
     ]);
     const response: RealtimeResponse = {
       timestamp: now.toISOString(),
-      current_metrics: { ...data.totals, system_health: health },
+      current_metrics: {
+        active_workflows: activeWorkflows,
+        active_executions: data.active_executions,
+        messages_in_last_hour: data.messages_in_last_hour,
+        average_response_time_ms: data.average_response_time_ms,
+        system_health: health,
+      },
       workflow_metrics: data.workflows,
       channel_metrics: Object.fromEntries(data.channels.map((c) => [c.channel, { active_conversations: c.active_conversations, messages_in_last_hour: c.messages_in_last_hour }])),
     };

@@ -74,6 +74,9 @@ export class AppConfig {
     if (new Set(this.tokenSigningKeys).size !== this.tokenSigningKeys.length) {
       throw new ConfigError('Invalid configuration:\n  TOKEN_SIGNING_KEY: a key is listed twice');
     }
+    if (this.tokenSigningKeys.length === 0 && env.NODE_ENV === 'production') {
+      throw new ConfigError('Invalid configuration:\n  TOKEN_SIGNING_KEY: required when NODE_ENV=production (one or more comma-separated keys of at least 32 characters; the first signs)');
+    }
     this.tokenSigningKey = this.tokenSigningKeys[0];
     this.oauthLogin = {
       attemptsPerIp: env.OAUTH_LOGIN_ATTEMPTS_PER_IP,

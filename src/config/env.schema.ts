@@ -54,6 +54,11 @@ export class EnvVars {
   @Matches(/^[A-Za-z0-9_.:-]{1,64}$/, { message: 'REDIS_KEY_PREFIX must be 1-64 characters of A-Z a-z 0-9 _ . : -' })
   REDIS_KEY_PREFIX: string = 'was';
 
+  /** `production` requires TOKEN_SIGNING_KEY; any other value (development, test) allows a fixed development key. */
+  @IsOptional()
+  @IsString()
+  NODE_ENV: string = 'development';
+
   @IsIn(APP_ROLES as unknown as string[], { message: `APP_ROLE must be one of ${APP_ROLES.join(', ')}` })
   APP_ROLE: AppRole = 'all';
 

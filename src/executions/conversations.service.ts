@@ -28,7 +28,7 @@ export interface ReceivedMessage {
   messageId: string;
   /** The customer's row (created on first contact). */
   customerId: string;
-  /** The waiting execution this message was routed to, if the customer had one on this channel. */
+  /** The running execution this message was kept for, if the customer had one on this channel. */
   resumed: { executionId: string; triggerId: string | null; triggerExecutionId: string | null } | null;
   /**
    * When nothing was resumed: the organization's active message triggers, oldest first, read in
@@ -40,8 +40,9 @@ export interface ReceivedMessage {
 /**
  * Inbound messages as one statement (an implicit transaction, one round trip) — concurrent
  * requests share it (see Batcher): for each, the customer upserted (customer.created on first
- * contact, last_seen_at moved on), their waiting execution on the channel looked up, the message
- * stored (routed to that execution) and message.received recorded. A message that resumes nothing
+ * contact, last_seen_at moved on), their running execution on the channel claimed (waiting for a
+ * reply or not yet: see `claimed`), the message stored (routed to that execution) and
+ * message.received recorded. A message that resumes nothing
  * also gets its organization's active message triggers (read once per organization in the batch),
  * for the caller to match its keywords against: reading them in a statement of their own cost
  * each request a round trip, about a tenth of the machine's CPU per execution. A batch never
@@ -70,15 +71,28 @@ const RECEIVE = new SqlStatement<{
           language = COALESCE(EXCLUDED.language, customers.language),
           updated_at = now()
     RETURNING id, organization_id, external_id, (xmax = 0) AS inserted
-  ), routed AS (
-    SELECT i.*, c.id AS customer_id, c.inserted, w.id AS execution_id, w.trigger_id, w.trigger_execution_id
+  ), candidate AS (
+    SELECT i.*, c.id AS customer_id, c.inserted, w.id AS running_id
       FROM inbound i
       JOIN customer c ON c.organization_id = i.organization_id AND c.external_id = i.customer_ref
       LEFT JOIN LATERAL (
-        SELECT e.id, e.trigger_id, e.trigger_execution_id FROM workflow_executions e
-         WHERE e.customer_id = c.id AND e.channel = i.channel AND e.waiting
+        SELECT e.id FROM workflow_executions e
+         WHERE e.customer_id = c.id AND e.channel = i.channel AND e.status = 'running'
          ORDER BY e.started_at DESC LIMIT 1
       ) w ON true
+  ), claimed AS (
+    -- The reply is kept for the customer's running execution on the channel, waiting or not yet
+    -- waiting. The update waits for a transition of that execution in flight and re-checks that it
+    -- still runs (an expiry or a finish committed first: the reply is matched against triggers
+    -- instead); and it moves the execution's version, so that a run or an expiry that read the
+    -- execution before this reply does not commit but decides again, seeing it (RunsRepository).
+    UPDATE workflow_executions e SET updated_at = now()
+      FROM candidate c
+     WHERE e.id = c.running_id AND e.status = 'running'
+    RETURNING e.id, e.trigger_id, e.trigger_execution_id
+  ), routed AS (
+    SELECT c.*, k.id AS execution_id, k.trigger_id, k.trigger_execution_id
+      FROM candidate c LEFT JOIN claimed k ON k.id = c.running_id
   ), message AS (
     INSERT INTO messages (id, organization_id, customer_id, channel, direction, content, language, metadata, execution_id)
     SELECT message_id, organization_id, customer_id, channel, 'inbound', content, language, metadata, execution_id FROM routed
@@ -118,7 +132,7 @@ interface Inbound {
   message_event: Record<string, unknown>;
 }
 
-/** Customers and their inbound messages: first contact, routing replies to waiting executions. */
+/** Customers and their inbound messages: first contact, keeping replies for running executions. */
 @Injectable()
 export class ConversationsService {
   private readonly receives = new Batcher<Inbound, ReceivedMessage>(

@@ -124,10 +124,14 @@ export class ExecutionEngine {
     }
   }
 
-  /** Fails an execution whose wait for the customer has run out. Idempotent. */
+  /**
+   * Fails an execution whose wait for the customer has run out. Idempotent. Not while a reply is
+   * waiting to be read: it arrived in time (its run job reads it).
+   */
   async expire(executionId: string): Promise<RunResult> {
-    return this.transition(executionId, async ({ execution }, writes) => {
+    return this.transition(executionId, async ({ execution, replies }, writes) => {
       if (execution.status !== 'running' || !execution.waiting) return { result: { status: execution.status }, changed: false };
+      if (replies.length > 0) return { result: { status: 'running' }, changed: false };
       if (execution.waitExpiresAt && execution.waitExpiresAt.getTime() > Date.now()) {
         return { result: { status: 'running', waitsUntil: execution.waitExpiresAt }, changed: false };
       }

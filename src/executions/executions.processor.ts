@@ -70,7 +70,8 @@ export class ExecutionsProcessor implements OnApplicationBootstrap {
     const { executionId } = job.data as RunJob;
     this.logger.error(`Execution ${executionId} failed after ${job.attemptsMade} attempts: ${error.message}`);
     try {
-      await this.engine.abandon(executionId, `The execution could not be run: ${error.message}`);
+      // The cause stays in the log: a driver or provider message is not for clients.
+      await this.engine.abandon(executionId, `The execution could not be run after ${job.attemptsMade} attempts`);
     } catch (abandonError) {
       this.logger.error(`Could not mark execution ${executionId} failed: ${(abandonError as Error).message}`);
     }

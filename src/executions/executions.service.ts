@@ -76,7 +76,7 @@ const START = new SqlStatement<{ execution_id: string }>(
   ), workflow_counted AS (
     -- = ANY (ARRAY[..]): by primary key, never a hash join on a scan (see RunsRepository's commit);
     -- in id order, so that two batches lock shared counter rows in the same order.
-    UPDATE workflows w SET execution_count = w.execution_count + n.started, updated_at = now()
+    UPDATE workflows w SET execution_count = w.execution_count + n.started
       FROM (SELECT workflow_id, count(*)::int AS started FROM firing GROUP BY workflow_id ORDER BY workflow_id) n
      WHERE w.id = ANY (ARRAY[n.workflow_id])
   ), trigger_counted AS (

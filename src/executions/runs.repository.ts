@@ -96,7 +96,7 @@ const COMMIT = new SqlStatement<{ id: string }>(
   ), workflow_counted AS (
     -- In id order, so that two batches lock shared counter rows in the same order.
     UPDATE workflows w
-       SET success_count = w.success_count + f.succeeded, failure_count = w.failure_count + f.failed, updated_at = now()
+       SET success_count = w.success_count + f.succeeded, failure_count = w.failure_count + f.failed
       FROM (SELECT workflow_id, count(*) FILTER (WHERE status = 'success')::int AS succeeded, count(*) FILTER (WHERE status = 'failed')::int AS failed
               FROM execution WHERE status <> 'running' GROUP BY workflow_id ORDER BY workflow_id) f
      WHERE w.id = ANY (ARRAY[f.workflow_id])

@@ -33,7 +33,7 @@ export class InboundController {
   @Post('messages')
   @HttpCode(202)
   @RequireAccess('executions', 'write')
-  @ApiOperation({ summary: "A customer's message: resumes their waiting conversation, else fires matching message triggers" })
+  @ApiOperation({ summary: "A customer's message: kept for their running execution on the channel (its next form answer), else fires matching message triggers" })
   @ApiData(InboundMessageResponse, 202, 'Accepted')
   @ApiErrors(400)
   async message(@CurrentPrincipal() principal: Principal, @Body() body: InboundMessageDto, @Headers('user-agent') userAgent?: string) {

@@ -13,7 +13,7 @@ export class SchedulesProcessor {
 
   @Process(ScheduleJobs.tick)
   async tick(job: Job<TickJob>): Promise<void> {
-    const result = await this.firing.fireSchedule(job.data.triggerId);
-    if (!result) this.logger.warn(`Tick for trigger ${job.data.triggerId}, which no longer exists`);
+    const result = await this.firing.fireSchedule(job);
+    if (!result) this.logger.warn(`Tick for trigger ${job.data.triggerId}, which no longer exists or has another schedule now: its job was removed`);
   }
 }

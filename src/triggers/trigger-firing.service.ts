@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { Job } from 'bull';
 import type { Repository } from 'typeorm';
 import type { CredentialType } from '../auth/access.js';
 import { ConversationsService } from '../executions/conversations.service.js';
@@ -16,6 +17,8 @@ import { RateLimitExceededError } from '../rate-limits/rate-limits.errors.js';
 import { CredentialTypeRefusedError, InvalidSignatureError, MethodNotAllowedError, NotAnApiTriggerError } from './inbound.errors.js';
 import { matchesKeywords, type KeywordRules } from './keyword-matcher.js';
 import { TriggersService } from './triggers.service.js';
+import { TriggerSchedulesService } from './trigger-schedules.service.js';
+import type { TickJob } from './triggers.queue.js';
 import { TriggerNotFoundError } from './triggers.errors.js';
 import { credentialMayFire } from './trigger-types/api.trigger-type.js';
 import { WEBHOOK_METHODS } from './trigger-types/webhook.trigger-type.js';
@@ -69,6 +72,7 @@ export class TriggerFiringService {
     private readonly conversations: ConversationsService,
     private readonly rateLimiter: RateLimiter,
     private readonly config: AppConfig,
+    private readonly schedules: TriggerSchedulesService,
   ) {}
 
   /** Fires the trigger; the firing (accepted or refused) also counts on the trigger (execution_count, last_triggered). */
@@ -90,7 +94,7 @@ export class TriggerFiringService {
   }
 
   /**
-   * POST /v1/messages: resumes the customer's waiting execution on that channel if there is
+   * POST /v1/messages: keeps the message for the customer's running execution on that channel if there is
    * one; otherwise fires every active message trigger whose keywords match.
    */
   async receiveMessage(
@@ -203,11 +207,15 @@ export class TriggerFiringService {
     return { result, rateLimit };
   }
 
-  /** A schedule tick (Bull repeatable job). A deleted trigger's leftover tick is ignored. */
-  async fireSchedule(triggerId: string): Promise<FireResult | null> {
-    const trigger = await this.triggers.findOne({ where: { id: triggerId, type: 'schedule' } });
-    if (!trigger) return null;
-    return this.fire(trigger, { userAgent: null, source: 'schedule' });
+  /**
+   * A schedule tick (Bull repeatable job): fires when the job is its trigger's current one; a
+   * tick of a deleted trigger, or of a schedule the trigger no longer has, removes its own job
+   * (TriggerSchedulesService.isCurrent) and fires nothing.
+   */
+  async fireSchedule(job: Job<TickJob>): Promise<FireResult | null> {
+    const trigger = isUuid(job.data.triggerId) ? await this.triggers.findOne({ where: { id: job.data.triggerId, type: 'schedule' } }) : null;
+    if (!(await this.schedules.isCurrent(job, trigger))) return null;
+    return this.fire(trigger!, { userAgent: null, source: 'schedule' });
   }
 }
 

@@ -12,7 +12,7 @@ import type { CreateTriggerDto } from './dto/create-trigger.dto.js';
 import type { ListTriggersQuery } from './dto/list-triggers.query.js';
 import type { UpdateTriggerDto } from './dto/update-trigger.dto.js';
 import { Trigger, type TriggerType } from './entities/trigger.entity.js';
-import { TriggerSchedulesService } from './trigger-schedules.service.js';
+import { TriggerSchedulesService, type ScheduleState } from './trigger-schedules.service.js';
 import { parseTriggerConfiguration, presentTriggerConfiguration, type TriggerConfigurationMap } from './trigger-types/index.js';
 import { InvalidStateTransitionError, TriggerAlreadyExistsError, TriggerNotFoundError } from './triggers.errors.js';
 
@@ -57,8 +57,7 @@ export class TriggersService {
     // The id is known before the insert: the sealed secret is bound to it.
     const id = randomUUID();
     const now = new Date();
-    return this.writing(async (manager) => {
-      if (dto.type === 'schedule') await this.schedules.lockForSchedule(manager, id);
+    const created = await this.writing(async (manager) => {
       const repo = manager.getRepository(Trigger);
       const trigger = await repo.save(
         repo.create({
@@ -76,14 +75,17 @@ export class TriggersService {
           activatedAt: now,
         }),
       );
-      await this.schedules.sync(trigger);
       return trigger;
     });
+    await this.schedules.apply(null, created);
+    return created;
   }
 
   async update(organizationId: string, id: string, dto: UpdateTriggerDto): Promise<Trigger> {
-    return this.writing(async (manager) => {
+    let before: ScheduleState | undefined;
+    const saved = await this.writing(async (manager) => {
       const trigger = await this.getOwned(organizationId, id, manager);
+      before = scheduleState(trigger);
       if (dto.configuration !== undefined) {
         const { configuration, secret } = parseTriggerConfiguration(trigger.type, dto.configuration);
         trigger.configuration = configuration as unknown as Record<string, unknown>;
@@ -92,18 +94,19 @@ export class TriggersService {
       if (dto.name !== undefined) trigger.name = dto.name;
       if (dto.channel !== undefined) trigger.channel = dto.channel;
       trigger.updatedAt = new Date();
-      const saved = await manager.getRepository(Trigger).save(trigger);
-      await this.schedules.sync(saved);
-      return saved;
+      return manager.getRepository(Trigger).save(trigger);
     });
+    await this.schedules.apply(before!, saved);
+    return saved;
   }
 
   async delete(organizationId: string, id: string): Promise<void> {
-    await this.writing(async (manager) => {
+    const deleted = await this.writing(async (manager) => {
       const trigger = await this.getOwned(organizationId, id, manager);
       await manager.getRepository(Trigger).delete({ id: trigger.id, organizationId });
-      if (trigger.type === 'schedule') await this.schedules.unschedule(trigger.id);
+      return trigger;
     });
+    await this.schedules.apply(deleted, null);
   }
 
   /** From any state; activating an active trigger keeps its activated_at. */
@@ -164,14 +167,16 @@ export class TriggersService {
   }
 
   /** Applies a state change under the row lock; `change` answers whether it changed anything. */
-  private transition(organizationId: string, id: string, change: (trigger: Trigger, now: Date) => boolean): Promise<Trigger> {
-    return this.writing(async (manager) => {
+  private async transition(organizationId: string, id: string, change: (trigger: Trigger, now: Date) => boolean): Promise<Trigger> {
+    let before: ScheduleState | undefined;
+    const saved = await this.writing(async (manager) => {
       const trigger = await this.getOwned(organizationId, id, manager);
-      const saved = change(trigger, new Date()) ? await manager.getRepository(Trigger).save(trigger) : trigger;
-      // Also when nothing changed: re-registering heals a job lost from Redis.
-      await this.schedules.sync(saved);
-      return saved;
+      before = scheduleState(trigger);
+      return change(trigger, new Date()) ? manager.getRepository(Trigger).save(trigger) : trigger;
     });
+    // Also when nothing changed: re-adding heals a job lost from Redis.
+    await this.schedules.apply(before!, saved);
+    return saved;
   }
 
   /** Runs a write in a transaction; a name collision is 409 TRIGGER_ALREADY_EXISTS, a workflow deleted meanwhile 404. */
@@ -184,4 +189,9 @@ export class TriggersService {
       throw error;
     }
   }
+}
+
+/** A copy of what decides a trigger's schedule job, taken before the row is changed in place. */
+function scheduleState(trigger: Trigger): ScheduleState {
+  return { id: trigger.id, type: trigger.type, status: trigger.status, configuration: trigger.configuration };
 }

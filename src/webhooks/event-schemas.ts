@@ -54,7 +54,7 @@ export const EVENT_DATA_SCHEMAS: Record<EventType, { description: string; schema
       channel: str('Channel'),
       content: str('The message text'),
       language: nullableStr('Language, when known'),
-      execution_id: { type: 'string', format: 'uuid', nullable: true, description: 'The waiting execution the message was routed to, else null' },
+      execution_id: { type: 'string', format: 'uuid', nullable: true, description: 'The running execution the message was kept for, else null' },
     }),
   },
   'message.sent': {

@@ -37,6 +37,8 @@ const LIST_COLUMNS = `${SCALAR_COLUMNS}, (EXTRACT(EPOCH FROM created_at) * 10000
 /** The version of the organization's workflows (migration ListsWorkflowsVersion), as text. */
 const VERSION = `(SELECT workflows_version FROM organizations WHERE id = $1)::text`;
 
+const WORKFLOWS_VERSION = new SqlStatement<{ version: string }>(`SELECT ${VERSION} AS version`, { prepareAs: 'workflows.version' });
+
 /** A list row: the summary, plus the total, the cursor's sort key and (filtered lists) the organization's workflows version. */
 type ListRow = WorkflowSummaryRow & { total: number; sortKey: string; workflowsVersion?: string };
 
@@ -245,6 +247,21 @@ export class WorkflowsRepository {
     const last = rows[rows.length - 1];
     const more = rows.length === query.limit && (after !== undefined || offset + query.limit < total);
     return [rows, total, more && last ? encodeCursor({ micros: last.sortKey, id: last.id }) : null];
+  }
+
+  /**
+   * How many of the organization's workflows have `status`: the status-filtered list's total,
+   * remembered at the organization's workflows version like the list's own (one row read while
+   * no workflow's status changes; a count through the rows when one did).
+   */
+  async countByStatus(organizationId: string, status: string): Promise<number> {
+    const totalKey = `${organizationId}\u0000s\u0000${status}`;
+    const known = this.totals.get(totalKey);
+    if (known) {
+      const [{ version }] = await WORKFLOWS_VERSION.run(this.dataSource, [organizationId]);
+      if (version === known.version) return known.total;
+    }
+    return this.count((LIST_STATEMENTS.get('s') as ListStatements).count, totalKey, [organizationId, status]);
   }
 
   /** The total alone (a page past the end, or a known total whose version changed), remembered when filtered. */

@@ -15,8 +15,12 @@ import { WorkflowsRepository } from './workflows.repository.js';
 
 const VERSION_CACHE_SIZE = 1000;
 
+/** See WorkflowsService.onDelete. */
+export type WorkflowDeletionListener = (organizationId: string, workflowId: string) => Promise<() => Promise<void>>;
+
 @Injectable()
 export class WorkflowsService {
+  private readonly deletionListeners: WorkflowDeletionListener[] = [];
   private readonly versionCache = new Map<string, WorkflowConfiguration>();
 
   constructor(
@@ -27,6 +31,13 @@ export class WorkflowsService {
 
   list(organizationId: string, query: ListWorkflowsQuery): Promise<[WorkflowSummaryRow[], number, string | null]> {
     return this.reads.findPage(organizationId, query);
+  }
+
+  /** The organization's active workflows (or whether `workflowId`, when given, is one of them: 0 or 1). */
+  async countActive(organizationId: string, workflowId?: string): Promise<number> {
+    if (workflowId === undefined) return this.reads.countByStatus(organizationId, 'active');
+    if (!isUuid(workflowId)) return 0;
+    return (await this.reads.findOwned(organizationId, workflowId))?.status === 'active' ? 1 : 0;
   }
 
   /** The caller's workflow, or 404 as if absent (another organization's, or a malformed id). */
@@ -82,10 +93,21 @@ export class WorkflowsService {
     });
   }
 
+  /**
+   * Lets a module that keeps state outside the database for a workflow's rows (the schedule jobs of
+   * its triggers) take note before the workflow is deleted, and act once the deletion is committed.
+   * The listener returns what to run after the commit.
+   */
+  onDelete(listener: WorkflowDeletionListener): void {
+    this.deletionListeners.push(listener);
+  }
+
   async delete(organizationId: string, id: string): Promise<void> {
     if (!isUuid(id)) throw new WorkflowNotFoundError();
+    const afterwards = await Promise.all(this.deletionListeners.map((listener) => listener(organizationId, id)));
     const result = await this.workflows.delete({ id, organizationId });
     if (!result.affected) throw new WorkflowNotFoundError();
+    for (const run of afterwards) await run();
   }
 
   /** Idempotent: activating an active workflow keeps its activated_at. */

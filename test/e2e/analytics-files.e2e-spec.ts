@@ -1,6 +1,8 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Job } from 'bull';
 import { AnalyticsFilesProcessor } from '../../src/analytics/files/analytics-files.processor.js';
+import { GENERATE_ATTEMPTS, type GenerateFileJob } from '../../src/analytics/files/analytics-files.queue.js';
 import { insertCustomer, insertMessage, insertWorkflowExecution } from '../factories/executions.js';
 import { createWorkflow } from '../factories/workflows.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
@@ -265,6 +267,27 @@ describe('analytics reports and exports', () => {
     const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM analytics_file_chunks WHERE file_id = $1`, [done.export_id]);
     expect(n).toBe(0);
     expect((await t.http.get(`/v1/analytics/exports/${done.export_id}`).set(org.auth('read_only'))).status).toBe(404);
+  });
+
+  it('a report whose generation fails on its last attempt is failed with REPORT_GENERATION_FAILED and a message without internals', async () => {
+    // A zone PostgreSQL does not know, stored past the request's check: the job's first statement fails.
+    const [{ id }] = await ds.query(
+      `INSERT INTO analytics_files (organization_id, kind, name, format, request, estimated_completion, expires_at)
+       VALUES ($1, 'report', 'Doomed', 'csv', $2, now(), now() + interval '7 days') RETURNING id`,
+      [org.id, { start: day(1), end: day(3), timezone: 'Mars/Olympus_Mons', granularity: 'day', group_by: [], metrics: [], workflow_ids: null }],
+    );
+    const processor = t.app.get(AnalyticsFilesProcessor);
+    const job = (attemptsMade: number) => ({ data: { fileId: id }, attemptsMade, opts: { attempts: GENERATE_ATTEMPTS } }) as unknown as Job<GenerateFileJob>;
+    // An attempt before the last fails the job (Bull retries it) and leaves the report generating.
+    await expect(processor.generate(job(0))).rejects.toThrow();
+    expect((await t.http.get(`/v1/analytics/reports/${id}`).set(org.auth('read_only'))).body.data.status).toBe('generating');
+    await expect(processor.generate(job(GENERATE_ATTEMPTS - 1))).rejects.toThrow();
+    const res = await t.http.get(`/v1/analytics/reports/${id}`).set(org.auth('read_only'));
+    expect(res.status).toBe(200);
+    expect(res.body.data.status).toBe('failed');
+    expect(res.body.data.error).toEqual({ code: 'REPORT_GENERATION_FAILED', message: 'The report could not be generated; request it again' });
+    expect(res.body.data.download_url ?? null).toBeNull();
+    expect((await t.http.get(`/v1/analytics/reports/${id}/download`).set(org.auth('read_only'))).status).toBe(409);
   });
 
   it('streams a 200,000-row export while the process RSS stays within +64 MB', async () => {

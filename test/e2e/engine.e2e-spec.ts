@@ -1,7 +1,11 @@
 import { createHmac } from 'node:crypto';
+import { getQueueToken } from '@nestjs/bull';
+import type { Job, Queue } from 'bull';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExecutionEngine } from '../../src/executions/execution-engine.service.js';
 import { SchedulesProcessor } from '../../src/triggers/schedules.processor.js';
+import { SCHEDULES_QUEUE } from '../../src/triggers/triggers.queue.js';
 import { createTrigger } from '../factories/triggers.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { expectJourneyRollupsMatchRows } from '../utils/journey-rollups.js';
@@ -142,6 +146,18 @@ describe('execution engine: triggers firing, conversations, steps', () => {
     expect(events.find((e) => e.type === 'workflow.completed')?.data).toMatchObject({
       workflow_id: workflowId, execution_id: id, status: 'success', customer_id: customer, channel: 'whatsapp', duration_ms: done.duration_ms,
     });
+  });
+
+  it("counts a workflow's firings and finished runs without moving its updated_at (only a client's change does)", async () => {
+    const id = await activeWorkflow([{ id: 'hello', type: 'message', content: 'Hello there' }]);
+    await createTrigger(t, org, id, 'message', { keywords: ['updatedat'] });
+    const before = (await t.http.get(`/v1/workflows/${id}`).set(org.auth('read_only'))).body.data;
+    const fired = await send('updated-at-1', 'updatedat please');
+    expect(fired.status).toBe(202);
+    await finished(fired.body.data.executions[0].workflow_execution_id);
+    const after = (await t.http.get(`/v1/workflows/${id}`).set(org.auth('read_only'))).body.data;
+    expect([after.execution_count, after.success_rate]).toEqual([1, 1]);
+    expect(after.updated_at).toBe(before.updated_at);
   });
 
   it('keeps running the workflow version it started with when the workflow is edited meanwhile', async () => {
@@ -309,7 +325,10 @@ describe('execution engine: triggers firing, conversations, steps', () => {
   it('fires a schedule trigger on its repeatable job tick', async () => {
     const workflowId = await activeWorkflow([{ id: 'm', type: 'message', content: 'scheduled' }]);
     const trigger = await createTrigger(t, org, workflowId, 'schedule', { cron_expression: '* * * * *', timezone: 'Europe/Madrid' });
-    await t.app.get(SchedulesProcessor).tick({ data: { triggerId: trigger.id } } as never);
+    // Its next tick as Bull holds it: the job carries the schedule it was made from.
+    const queue = t.app.get<Queue>(getQueueToken(SCHEDULES_QUEUE));
+    const [tick] = (await queue.getDelayed()).filter((j) => j.data?.triggerId === trigger.id);
+    await t.app.get(SchedulesProcessor).tick(tick as Job<never>);
     const [te] = await waitFor('the schedule firing', async () => {
       const rows = await db.query('SELECT * FROM trigger_executions WHERE trigger_id = $1', [trigger.id]);
       return rows.length > 0 ? rows : undefined;
@@ -319,6 +338,76 @@ describe('execution engine: triggers firing, conversations, steps', () => {
     // No customer to send to: a message node fails and says why.
     expect(done.status).toBe('failed');
     expect(done.error).toMatchObject({ code: 'NO_RECIPIENT', node_id: 'm' });
+  });
+
+  describe('a reply to a running execution', () => {
+    // An app with no workers, on queues of its own: what it accepts waits until the test runs it.
+    let api: TestApp;
+    beforeAll(async () => {
+      api = await startTestApp({ RATE_LIMITS_ENABLED: 'false', APP_ROLE: 'api', REDIS_KEY_PREFIX: `${t.config.redisKeyPrefix}:noworkers` });
+    });
+    afterAll(() => api?.close());
+    const sendVia = (app: TestApp, customer: string, message: string) =>
+      app.http.post('/v1/messages').set(org.auth('read_write')).send({ channel: 'whatsapp', customer_id: customer, message });
+    const survey = async () => {
+      const id = await activeWorkflow([
+        { id: 'hello', type: 'message', content: 'Hello', next: 'ask' },
+        { id: 'ask', type: 'form', fields: [{ name: 'city', type: 'text', required: true }] },
+      ]);
+      const keyword = `reply${seq}x${Date.now()}`;
+      await createTrigger(t, org, id, 'message', { keywords: [keyword] });
+      return keyword;
+    };
+
+    it('is kept for it when it arrives before the execution waits, not matched against triggers', async () => {
+      const keyword = await survey();
+      const customer = `early-${Date.now()}`;
+      const first = await sendVia(api, customer, `${keyword} please`);
+      const id = first.body.data.executions[0].workflow_execution_id;
+      expect((await execution(id)).waiting).toBe(false); // nothing has run it yet
+
+      // Even a message matching the trigger's keyword stays with the running execution.
+      const early = await sendVia(api, customer, `${keyword} Lisbon`);
+      expect(early.status).toBe(202);
+      expect(early.body.data.executions).toEqual([expect.objectContaining({ workflow_execution_id: id, status: 'running' })]);
+      const [{ n }] = await db.query('SELECT count(*)::int AS n FROM workflow_executions WHERE customer_ref = $1', [customer]);
+      expect(n).toBe(1);
+
+      // The run asks the question and reads the reply that was already there.
+      expect(await t.app.get(ExecutionEngine).run(id)).toEqual({ status: 'success' });
+      const [step] = await db.query(`SELECT output FROM execution_steps WHERE execution_id = $1 AND node_id = 'ask'`, [id]);
+      expect(step.output).toEqual({ answers: { city: `${keyword} Lisbon` } });
+      const [{ unread }] = await db.query(`SELECT count(*)::int AS unread FROM messages WHERE execution_id = $1 AND direction = 'inbound' AND consumed_at IS NULL`, [id]);
+      expect(unread).toBe(0);
+    });
+
+    it('kept before the wait expires prevents the expiry; after it, it is matched against triggers instead', async () => {
+      const keyword = await survey();
+      const engine = t.app.get(ExecutionEngine);
+      const customer = `race-${Date.now()}`;
+      const first = await sendVia(api, customer, `${keyword} please`);
+      const id = first.body.data.executions[0].workflow_execution_id;
+      expect(await engine.run(id)).toMatchObject({ status: 'running' });
+      expect((await execution(id)).waiting).toBe(true);
+      await db.query(`UPDATE workflow_executions SET wait_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
+
+      // The reply arrives as the deadline passes, before the expiry job runs: it wins.
+      const reply = await sendVia(api, customer, 'Porto');
+      expect(reply.body.data.executions).toEqual([expect.objectContaining({ workflow_execution_id: id, status: 'running' })]);
+      expect(await engine.expire(id)).toEqual({ status: 'running' });
+      expect(await engine.run(id)).toEqual({ status: 'success' });
+
+      // Another conversation expires first: the late reply starts what it matches instead.
+      const second = await sendVia(api, customer, `${keyword} again`);
+      const secondId = second.body.data.executions[0].workflow_execution_id;
+      expect(secondId).not.toBe(id);
+      await engine.run(secondId);
+      await db.query(`UPDATE workflow_executions SET wait_expires_at = now() - interval '1 second' WHERE id = $1`, [secondId]);
+      expect(await engine.expire(secondId)).toEqual({ status: 'failed' });
+      const late = await sendVia(api, customer, `${keyword} too late`);
+      expect(late.body.data.executions).toHaveLength(1);
+      expect(late.body.data.executions[0].workflow_execution_id).not.toBe(secondId);
+    });
   });
 
   it('fails a waiting conversation when its wait expires', async () => {

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AnalyticsRepository, rawSplit } from '../../src/analytics/analytics.repository.js';
+import { AnalyticsRepository, rawJourneySplit } from '../../src/analytics/analytics.repository.js';
 import { createWorkflow } from '../factories/workflows.js';
 import { expectJourneyRollupsMatchRows } from '../utils/journey-rollups.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
@@ -75,7 +75,7 @@ describe('journey rollups equal the recorded rows', () => {
     expect(counted.executions).toBeGreaterThan(100);
     expect(counted.steps).toBeGreaterThan(100);
     for (const [start, end] of PERIODS) {
-      const raw = rawSplit(start, end);
+      const raw = rawJourneySplit(start, end);
       for (const wf of workflows) {
         const [viaRollups, viaRows] = [await repo.journey(org.id, wf, start, end), await repo.journey(org.id, wf, start, end, raw)];
         const label = `${wf} ${start.toISOString()} .. ${end.toISOString()}`;
@@ -185,7 +185,7 @@ describe('journey rollups equal the recorded rows', () => {
       await m.query(`UPDATE workflow_executions SET status = 'failed', error = '{"code":"HIDDEN"}' WHERE id = $1`, [target]);
       await m.query(`ALTER TABLE workflow_executions ENABLE TRIGGER workflow_executions_journey_update`);
     });
-    const raw = await repo.journey(org.id, w1, start, end, rawSplit(start, end));
+    const raw = await repo.journey(org.id, w1, start, end, rawJourneySplit(start, end));
     expect(byKey((await repo.journey(org.id, w1, start, end)).outcomes)).toEqual(byKey(before.outcomes));
     expect(raw.outcomes.some((o) => o.code === 'HIDDEN')).toBe(true);
     // Put back the same way, so the rollups are right again.

@@ -3,7 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AiProviderError, KnowledgeBaseNotFoundError } from '../../src/knowledge-bases/knowledge-bases.errors.js';
 import { KNOWLEDGE_RESPONDER, type KnowledgeResponder } from '../../src/knowledge-bases/knowledge-responder.js';
+import { DataSource } from 'typeorm';
+import { createTrigger } from '../factories/triggers.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
+import { waitFor } from '../utils/wait-for.js';
 
 const FAQ = [
   { question: 'How do I reset my password?', answer: 'Use "Forgot password" on the sign-in page.' },
@@ -275,6 +278,8 @@ describe('knowledge bases', () => {
     let ai: TestApp;
     let server: Server;
     let status = 200;
+    /** Statuses answered before `status`, one per request (a provider failing, then recovering). */
+    const upcoming: number[] = [];
     const requests: { url?: string; headers: IncomingHttpHeaders; body: { model: string; temperature: number; messages: { role: string; content: string }[] } }[] = [];
 
     beforeAll(async () => {
@@ -284,15 +289,18 @@ describe('knowledge bases', () => {
         req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
         req.on('end', () => {
           requests.push({ url: req.url, headers: req.headers, body: JSON.parse(raw) });
-          const body = status === 200 ? { choices: [{ message: { role: 'assistant', content: 'From the fake model.' } }] } : { error: 'boom' };
-          res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+          const answer = upcoming.shift() ?? status;
+          const body = answer === 200 ? { choices: [{ message: { role: 'assistant', content: 'From the fake model.' } }] } : { error: 'boom: upstream-secret-detail' };
+          res.writeHead(answer, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
         });
       });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       const port = (server.address() as AddressInfo).port;
+      // With its own workers (on a queue prefix of its own) to run executions through the provider.
       ai = await startTestApp({
         RATE_LIMITS_ENABLED: 'false',
-        APP_ROLE: 'api',
+        APP_ROLE: 'all',
+        REDIS_KEY_PREFIX: `${t.config.redisKeyPrefix}:ai`,
         AI_PROVIDER: 'openai',
         AI_BASE_URL: `http://127.0.0.1:${port}/v1`,
         AI_API_KEY: 'test-key',
@@ -322,6 +330,46 @@ describe('knowledge bases', () => {
       status = 500;
       await expect(responder.answer(org.id, name, 'How can I get a refund?')).rejects.toBeInstanceOf(AiProviderError);
       status = 200;
+    });
+
+    it('an ai_response node fails only for its own reasons: a provider outage is retried, a refusal or a missing knowledge base fails it, without the provider\'s body', async () => {
+      const db = ai.app.get(DataSource);
+      const kb = uniqueName('node');
+      await ai.http.put(`/v1/knowledge-bases/${kb}`).set(org.auth('read_write')).send({ entries: FAQ }).expect(201);
+      const created = await ai.http.post('/v1/workflows').set(org.auth('read_write')).send({
+        name: uniqueName('ai-flow'), channel: 'whatsapp', configuration: { nodes: [{ id: 'answer', type: 'ai_response', knowledge_base: kb }] },
+      });
+      expect(created.status).toBe(201);
+      const workflowId = created.body.data.id;
+      await ai.http.post(`/v1/workflows/${workflowId}/activate`).set(org.auth('read_write')).expect(200);
+      const keyword = uniqueName('refundkw');
+      await createTrigger(ai, org, workflowId, 'message', { keywords: [keyword] });
+      const run = async () => {
+        const res = await ai.http.post('/v1/messages').set(org.auth('read_write')).send({ channel: 'whatsapp', customer_id: uniqueName('c'), message: `${keyword} how can I get a refund?` });
+        expect(res.status).toBe(202);
+        const id = res.body.data.executions[0].workflow_execution_id;
+        return waitFor(`execution ${id}`, async () => {
+          const [e] = await db.query('SELECT status, error FROM workflow_executions WHERE id = $1', [id]);
+          return e.status === 'running' ? undefined : e;
+        }, 30_000);
+      };
+
+      // An outage (503, then 429) is retried with the job's back-off; the third request is answered.
+      requests.length = 0;
+      upcoming.push(503, 429);
+      expect(await run()).toMatchObject({ status: 'success', error: null });
+      expect(requests).toHaveLength(3);
+
+      // A refusal fails the node with the status, not the provider's body.
+      status = 400;
+      const refused = await run();
+      status = 200;
+      expect(refused).toMatchObject({ status: 'failed', error: { code: 'AI_RESPONSE_FAILED', message: 'AI provider refused the request (HTTP 400)', node_id: 'answer' } });
+      expect(JSON.stringify(refused.error)).not.toMatch(/upstream-secret-detail|127\.0\.0\.1|test-key/);
+
+      // Its knowledge base deleted after activation: the node fails and says which.
+      await ai.http.delete(`/v1/knowledge-bases/${kb}`).set(org.auth('full_access')).expect(200);
+      expect(await run()).toMatchObject({ status: 'failed', error: { code: 'KNOWLEDGE_BASE_NOT_FOUND', message: `Knowledge base "${kb}" not found`, node_id: 'answer' } });
     });
   });
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { dataSourceOptions } from '../../src/database/data-source.options.js';
 import { expectJourneyRollupsMatchRows } from '../utils/journey-rollups.js';
+import { expectPerformanceRollupsMatchRows } from '../utils/performance-rollups.js';
 import { expectRollupsMatchRows } from '../utils/rollups.js';
 import { TEST_POSTGRES_URL } from '../utils/test-env.js';
 
@@ -116,6 +117,13 @@ describe('migrations', () => {
     await expectSketchesMatchRows(a.id);
     await seedHistory(a.id);
     await expectRollupsMatchRows(db, a.id);
+  });
+
+  it('backfills the performance rollups (duration buckets, error codes per day) from the executions already recorded', async () => {
+    const [a] = await db.query(`SELECT id FROM organizations WHERE name = 'a'`);
+    const [{ n }] = await db.query(`SELECT sum(executions)::int AS n FROM workflow_duration_days WHERE organization_id = $1`, [a.id]);
+    expect(n).toBeGreaterThan(0);
+    await expectPerformanceRollupsMatchRows(db, a.id);
   });
 
   /** Every stored day and month sketch of the organization is current and counts its distinct customers exactly (sparse). */

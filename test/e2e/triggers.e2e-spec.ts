@@ -1,8 +1,9 @@
 import { getQueueToken } from '@nestjs/bull';
-import type { JobInformation, Queue } from 'bull';
+import type { Job, JobInformation, Queue } from 'bull';
 import { DataSource } from 'typeorm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHttpApp } from '../../src/app.factory.js';
+import { SchedulesProcessor } from '../../src/triggers/schedules.processor.js';
 import { TriggerSchedulesService } from '../../src/triggers/trigger-schedules.service.js';
 import { SCHEDULES_QUEUE, ScheduleJobs } from '../../src/triggers/triggers.queue.js';
 import { createWorkflow } from '../factories/workflows.js';
@@ -669,6 +670,80 @@ describe('triggers', () => {
       await remove(trigger.id).expect(200);
       expect(await jobsOf(trigger.id)).toEqual([]);
       expect((await queue.getDelayed()).filter((job) => job.data?.triggerId === trigger.id)).toEqual([]);
+    });
+
+    /** The trigger's next tick as Bull holds it (a real job, with the repeat options it was made from). */
+    const nextTick = async (id: string): Promise<Job> => {
+      const [job] = (await queue.getDelayed()).filter((j) => j.data?.triggerId === id);
+      expect(job).toBeDefined();
+      return job;
+    };
+    const firings = async (id: string): Promise<number> =>
+      (await t.app.get(DataSource).query('SELECT count(*)::int AS n FROM trigger_executions WHERE trigger_id = $1', [id]))[0].n;
+
+    it('writes a trigger without listing the queue\'s repeatable jobs, and outside its transaction', async () => {
+      const listing = vi.spyOn(queue, 'getRepeatableJobs');
+      const adding = vi.spyOn(queue, 'add');
+      const db = t.app.get(DataSource);
+      const inTransaction: boolean[] = [];
+      adding.mockImplementation(async function (this: Queue, ...args: unknown[]) {
+        // pg_current_xact_id_if_assigned() is null outside a transaction that wrote something; the
+        // schedule write happens after the commit, so no connection of the app holds an open write.
+        const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`);
+        inTransaction.push(n > 0);
+        return (Object.getPrototypeOf(queue).add as (...a: unknown[]) => Promise<Job>).apply(this, args);
+      });
+      try {
+        const trigger = await created(bodies.schedule(workflowId));
+        await update(trigger.id, { configuration: { cron_expression: '45 3 1 1 *', timezone: 'UTC' } }).expect(200);
+        await act(trigger.id, 'pause').expect(200);
+        await act(trigger.id, 'resume').expect(200);
+        await remove(trigger.id).expect(200);
+        expect(listing).not.toHaveBeenCalled();
+        expect(inTransaction).toEqual([false, false, false]);
+        expect(await jobsOf(trigger.id)).toEqual([]);
+      } finally {
+        listing.mockRestore();
+        adding.mockRestore();
+      }
+    });
+
+    it('removes the jobs of a deleted workflow\'s schedule triggers at once', async () => {
+      const doomed = (await createWorkflow(t, org)).id;
+      const first = await created(bodies.schedule(doomed));
+      const second = await created(bodies.schedule(doomed, { configuration: { cron_expression: '0 4 1 1 *', timezone: 'UTC' } }));
+      expect((await jobsOf(first.id)).length + (await jobsOf(second.id)).length).toBe(2);
+      expect((await t.http.delete(`/v1/workflows/${doomed}`).set(org.auth('full_access'))).status).toBe(200);
+      expect(await jobsOf(first.id)).toEqual([]);
+      expect(await jobsOf(second.id)).toEqual([]);
+    });
+
+    it('a tick of a trigger that is gone, or of a schedule it no longer has, removes its own job and fires nothing', async () => {
+      const processor = t.app.get(SchedulesProcessor);
+      // Gone without its job being removed (as if the process died between the commit and Redis).
+      const gone = await created(bodies.schedule(workflowId));
+      const goneTick = await nextTick(gone.id);
+      await t.app.get(DataSource).query('DELETE FROM triggers WHERE id = $1', [gone.id]);
+      await processor.tick(goneTick as Job<never>);
+      expect(await jobsOf(gone.id)).toEqual([]);
+
+      // Two writes reaching Redis out of order leave the older schedule's job behind.
+      const moved = await created(bodies.schedule(workflowId));
+      await update(moved.id, { configuration: { cron_expression: '0 5 1 1 *', timezone: 'UTC' } }).expect(200);
+      await queue.add(ScheduleJobs.tick, { triggerId: moved.id }, { jobId: moved.id, repeat: { cron: QUIET_CRON, tz: 'Europe/Paris' }, removeOnComplete: true });
+      expect(await jobsOf(moved.id)).toHaveLength(2);
+      const stale = (await queue.getDelayed()).find((j) => j.data?.triggerId === moved.id && (j.opts.repeat as { cron: string }).cron === QUIET_CRON)!;
+      await processor.tick(stale as Job<never>);
+      const left = await jobsOf(moved.id);
+      expect(left).toHaveLength(1);
+      expect(left[0]).toMatchObject({ cron: '0 5 1 1 *', tz: 'UTC' });
+      expect(await firings(moved.id)).toBe(0);
+
+      // The current job's tick fires.
+      await processor.tick((await nextTick(moved.id)) as Job<never>);
+      expect(await firings(moved.id)).toBe(1);
+      expect(await jobsOf(moved.id)).toHaveLength(1);
+      await remove(moved.id).expect(200);
     });
 
     it('registers no job for other trigger types', async () => {

@@ -73,11 +73,18 @@ export class WorkflowAnalyticsResponse {
   @ApiPropertyOptional({ type: WorkflowAnalyticsGroups, description: 'Present with group_by' }) groups?: WorkflowAnalyticsGroups;
 }
 
+/** The error bound of the percentiles of `/performance` (migration PerformanceRollups, docs/DECISIONS.md "Performance rollups (wt-perf)"). */
+export const PERCENTILE_BOUND =
+  'percentile_cont semantics (interpolated between the two nearest ranks), within 0.9901 % of the exact value: the whole UTC days of the period are read from a ' +
+  'stored duration histogram (exact buckets below 100 ms, log-scale buckets of ratio 1.02 above, each reported as the harmonic mean of its bounds, ' +
+  'within 0.9901 % of every duration in it); the partial days at the ends of the period are read exactly. Exact for a period without a whole UTC day.';
+
 export class ExecutionTimeResponse {
   @ApiProperty({ type: Number, nullable: true, description: 'Mean duration of the finished executions; null when none finished' }) average_ms: number | null;
-  @ApiProperty({ type: Number, nullable: true, description: 'Exact (percentile_cont over every finished execution of the period)' }) median_ms: number | null;
-  @ApiProperty({ type: Number, nullable: true, description: 'Exact (percentile_cont)' }) p95_ms: number | null;
-  @ApiProperty({ type: Number, nullable: true, description: 'Exact (percentile_cont)' }) p99_ms: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: `Median duration of the finished executions with a recorded duration; null when none. ${PERCENTILE_BOUND}` })
+  median_ms: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: `95th percentile, as median_ms. ${PERCENTILE_BOUND}` }) p95_ms: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: `99th percentile, as median_ms. ${PERCENTILE_BOUND}` }) p99_ms: number | null;
 }
 
 export class ThroughputResponse {

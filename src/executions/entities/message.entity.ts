@@ -31,14 +31,14 @@ export class Message {
   @Column({ type: 'jsonb', default: () => `'{}'::jsonb` })
   metadata: Record<string, unknown>;
 
-  /** The execution that sent it (outbound) or that it was routed to (inbound answer to a waiting execution). */
+  /** The execution that sent it (outbound) or that it was routed to (inbound reply kept for a running execution). */
   @Column({ name: 'execution_id', type: 'uuid', nullable: true })
   executionId: string | null;
 
   @Column({ name: 'node_id', type: 'varchar', length: 64, nullable: true })
   nodeId: string | null;
 
-  /** For inbound messages routed to a waiting execution: when the engine consumed it. */
+  /** For inbound messages kept for a running execution: when the engine consumed it (null: not read yet, or never). */
   @Column({ name: 'consumed_at', type: 'timestamptz', nullable: true })
   consumedAt: Date | null;
 

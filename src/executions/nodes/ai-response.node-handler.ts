@@ -1,8 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { AiProviderError, KnowledgeBaseNotFoundError } from '../../knowledge-bases/knowledge-bases.errors.js';
 import { KNOWLEDGE_RESPONDER, type KnowledgeResponder } from '../../knowledge-bases/knowledge-responder.js';
 import type { NodeContext, NodeHandler, NodeOutcome } from './node-handler.js';
 
-/** Answers the customer's latest message from the node's knowledge base. */
+/**
+ * Answers the customer's latest message from the node's knowledge base. The node fails only for
+ * its own reasons: its knowledge base does not exist, or the provider refused the request. Any
+ * other error (the provider timing out or failing, the database or network down) is thrown, so
+ * that the execution's job is retried with back-off from its last committed state.
+ */
 @Injectable()
 export class AiResponseNodeHandler implements NodeHandler {
   readonly type = 'ai_response';
@@ -17,7 +23,13 @@ export class AiResponseNodeHandler implements NodeHandler {
     try {
       answer = await this.responder.answer(ctx.execution.organizationId, knowledgeBase, question);
     } catch (error) {
-      return { status: 'failed', input, error: { code: 'AI_RESPONSE_FAILED', message: (error as Error).message } };
+      if (error instanceof KnowledgeBaseNotFoundError) {
+        return { status: 'failed', input, error: { code: 'KNOWLEDGE_BASE_NOT_FOUND', message: `Knowledge base "${knowledgeBase}" not found` } };
+      }
+      if (error instanceof AiProviderError && !error.transient) {
+        return { status: 'failed', input, error: { code: 'AI_RESPONSE_FAILED', message: error.message } };
+      }
+      throw error;
     }
     await ctx.send(answer.response);
     return { status: 'completed', input, output: { response: answer.response, confidence: answer.confidence } };

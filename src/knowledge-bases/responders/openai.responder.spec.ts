@@ -112,34 +112,43 @@ describe('OpenAiResponder', () => {
     expect(fake.requests).toHaveLength(0);
   });
 
-  it('throws AiProviderError on a 500, naming the status', async () => {
-    fake.reply = (res) => fake.json(res, 500, { error: { message: 'model overloaded' } });
-    const error = await new OpenAiResponder(ai, indexes).answer(ORG, 'faq', 'refund').catch((e: unknown) => e);
+  const failure = async () => (await new OpenAiResponder(ai, indexes).answer(ORG, 'faq', 'refund').catch((e: unknown) => e)) as AiProviderError;
+
+  it.each([500, 503, 429, 408])('throws a transient AiProviderError on HTTP %i, naming the status but not the body or the address', async (status) => {
+    fake.reply = (res) => fake.json(res, status, { error: { message: 'model overloaded' } });
+    const error = await failure();
     expect(error).toBeInstanceOf(AiProviderError);
-    expect((error as Error).message).toMatch(/HTTP 500/);
-    expect((error as Error).message).toContain('model overloaded');
-    expect((error as Error).message).not.toContain('test-key');
+    expect([error.transient, error.message]).toEqual([true, `AI provider failed (HTTP ${status})`]);
   });
 
-  it('throws AiProviderError on malformed JSON or an answer without content', async () => {
+  it.each([400, 401, 403, 404, 422])('throws a permanent AiProviderError (a refusal) on HTTP %i', async (status) => {
+    fake.reply = (res) => fake.json(res, status, { error: { message: 'content policy: secret detail' } });
+    const error = await failure();
+    expect([error.transient, error.message]).toEqual([false, `AI provider refused the request (HTTP ${status})`]);
+  });
+
+  it('throws a transient AiProviderError on malformed JSON, a permanent one on an answer without content', async () => {
     fake.reply = (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"choices": [');
-    await expect(new OpenAiResponder(ai, indexes).answer(ORG, 'faq', 'refund')).rejects.toThrow(/malformed JSON/);
+    expect(await failure()).toMatchObject({ transient: true, message: 'AI provider answered malformed JSON' });
     fake.reply = (res) => fake.json(res, 200, { choices: [] });
-    await expect(new OpenAiResponder(ai, indexes).answer(ORG, 'faq', 'refund')).rejects.toThrow(/choices\[0\]\.message\.content/);
+    expect(await failure()).toMatchObject({ transient: false, message: 'AI provider answer has no choices[0].message.content' });
     fake.reply = (res) => fake.json(res, 200, { choices: [{ message: { content: '   ' } }] });
-    await expect(new OpenAiResponder(ai, indexes).answer(ORG, 'faq', 'refund')).rejects.toBeInstanceOf(AiProviderError);
+    expect(await failure()).toMatchObject({ transient: false });
   });
 
   it('throws AiProviderError when the provider does not answer in time', async () => {
     fake.reply = () => undefined; // never answers
-    await expect(new OpenAiResponder(ai, indexes, 200).answer(ORG, 'faq', 'refund')).rejects.toThrow(/did not answer within 0.2 s/);
+    const error = (await new OpenAiResponder(ai, indexes, 200).answer(ORG, 'faq', 'refund').catch((e: unknown) => e)) as AiProviderError;
+    expect([error.transient, error.message]).toEqual([true, 'AI provider did not answer within 0.2 s']);
   });
 
   it('throws AiProviderError when the provider cannot be reached', async () => {
     const closed = new FakeProvider();
     const baseUrl = await closed.start();
     await closed.stop();
-    await expect(new OpenAiResponder({ ...ai, baseUrl }, indexes).answer(ORG, 'faq', 'refund')).rejects.toBeInstanceOf(AiProviderError);
+    const error = (await new OpenAiResponder({ ...ai, baseUrl }, indexes).answer(ORG, 'faq', 'refund').catch((e: unknown) => e)) as AiProviderError;
+    expect(error).toBeInstanceOf(AiProviderError);
+    expect([error.transient, error.message]).toEqual([true, 'AI provider could not be reached']);
   });
 
   it('lets a missing knowledge base fail the call before any request', async () => {

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { AppConfig } from '../../config/app-config.js';
 import type { KnowledgeEntry } from '../entities/knowledge-base.entity.js';
 import { AiProviderError } from '../knowledge-bases.errors.js';
@@ -22,6 +23,8 @@ interface ChatCompletion {
  * provider throws AiProviderError; it is never replaced silently by the fallback.
  */
 export class OpenAiResponder implements KnowledgeResponder {
+  private readonly logger = new Logger(OpenAiResponder.name);
+
   constructor(
     private readonly ai: AppConfig['ai'],
     private readonly indexes: KnowledgeIndexes,
@@ -72,24 +75,27 @@ export class OpenAiResponder implements KnowledgeResponder {
       text = await res.text();
     } catch (error) {
       if (error instanceof Error && error.name === 'TimeoutError') {
-        throw new AiProviderError(`AI provider did not answer within ${this.timeoutMs / 1000} s (POST ${url})`, { cause: error });
+        throw new AiProviderError(`AI provider did not answer within ${this.timeoutMs / 1000} s`, { cause: error, transient: true });
       }
       const reason = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
-      throw new AiProviderError(`AI provider request failed (POST ${url}): ${reason}`, { cause: error });
+      this.logger.warn(`AI provider request failed (POST ${url}): ${reason}`);
+      throw new AiProviderError('AI provider could not be reached', { cause: error, transient: true });
     }
 
     if (!res.ok) {
-      throw new AiProviderError(`AI provider answered HTTP ${res.status} (POST ${url}): ${text.slice(0, ERROR_BODY_CHARACTERS)}`);
+      this.logger.warn(`AI provider answered HTTP ${res.status} (POST ${url}): ${text.slice(0, ERROR_BODY_CHARACTERS)}`);
+      const transient = res.status === 408 || res.status === 429 || res.status >= 500;
+      throw new AiProviderError(`AI provider ${transient ? 'failed' : 'refused the request'} (HTTP ${res.status})`, { transient });
     }
     let parsed: ChatCompletion;
     try {
       parsed = JSON.parse(text) as ChatCompletion;
     } catch (error) {
-      throw new AiProviderError(`AI provider answered malformed JSON (POST ${url})`, { cause: error });
+      throw new AiProviderError('AI provider answered malformed JSON', { cause: error, transient: true });
     }
     const content = parsed?.choices?.[0]?.message?.content;
     if (typeof content !== 'string' || content.trim() === '') {
-      throw new AiProviderError(`AI provider answer has no choices[0].message.content (POST ${url})`);
+      throw new AiProviderError('AI provider answer has no choices[0].message.content', { transient: false });
     }
     return content.trim();
   }
