@@ -28,8 +28,10 @@ const JOURNEY_TRIGGERS = [
   ...['insert', 'update', 'delete'].map((op) => ['execution_steps', `execution_steps_journey_${op}`]),
   ['workflow_executions', '"A_workflow_executions_journey_forget_steps"'],
 ];
+// JOURNEY_TABLE=workflow_executions or execution_steps toggles only that table's journey triggers.
+const toggled = JOURNEY_TRIGGERS.filter(([table]) => !process.env.JOURNEY_TABLE || table === process.env.JOURNEY_TABLE);
 const setJourneyTriggers = async (on) => {
-  for (const [table, trigger] of JOURNEY_TRIGGERS) await db.query(`ALTER TABLE ${table} ${on ? 'ENABLE' : 'DISABLE'} TRIGGER ${trigger}`);
+  for (const [table, trigger] of toggled) await db.query(`ALTER TABLE ${table} ${on ? 'ENABLE' : 'DISABLE'} TRIGGER ${trigger}`);
 };
 try {
   const { rows: [{ id: org }] } = await db.query(`INSERT INTO organizations (name) VALUES ('w') RETURNING id`);
@@ -97,15 +99,17 @@ try {
   console.log(`trigger ms per execution (batch ${batch}, median of ${runs / batch} statements): journey triggers ${total(/journey/)}, other rollup triggers ${total(/rollup/)}`);
   for (const [k, v] of medians) console.log(`  ${k.padEnd(56)} ${v.toFixed(3)}`);
 
+  // JOURNEY_OFF=1: every journey trigger off throughout (a reference for the rounds' drift).
+  if (process.env.JOURNEY_OFF) for (const [table, trigger] of JOURNEY_TRIGGERS) await db.query(`ALTER TABLE ${table} DISABLE TRIGGER ${trigger}`);
   const results = { with: [], without: [] };
   for (let r = 0; r < rounds; r++) {
-    for (const mode of ['with', 'without']) {
-      await setJourneyTriggers(mode === 'with');
+    for (const mode of r % 2 === 0 ? ['with', 'without'] : ['without', 'with']) {
+      if (!process.env.JOURNEY_OFF) await setJourneyTriggers(mode === 'with');
       await db.query('CHECKPOINT');
       results[mode].push(await round());
     }
   }
-  await setJourneyTriggers(true);
+  if (!process.env.JOURNEY_OFF) await setJourneyTriggers(true);
   const without = median(results.without);
   for (const [mode, times] of Object.entries(results)) {
     const m = median(times);

@@ -204,8 +204,10 @@ export class JourneyRollups1768100000000 implements MigrationInterface {
         timed int NOT NULL DEFAULT 0,
         PRIMARY KEY (workflow_id, day, status, stop_node, code, waits)
       )`);
-    // The organization's most-executed workflow of a period (journey_type=all).
-    await q.query(`CREATE INDEX idx_workflow_outcome_days_org_day ON workflow_outcome_days (organization_id, day) INCLUDE (workflow_id, executions)`);
+    // The organization's most-executed workflow of a period (journey_type=all). No counter in it:
+    // an index on a column the triggers update would make every update a non-HOT one, adding an
+    // index entry per statement to both indexes, which the next upserts of the same row must step over.
+    await q.query(`CREATE INDEX idx_workflow_outcome_days_org_day ON workflow_outcome_days (organization_id, day, workflow_id)`);
     await q.query(`
       CREATE TABLE workflow_node_days (
         workflow_id uuid NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
