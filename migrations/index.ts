@@ -14,6 +14,7 @@ import { AnalyticsReadIndexes1767312000000 } from './1767312000000-AnalyticsRead
 import { ListsWorkflowsVersion1767400000000 } from './1767400000000-ListsWorkflowsVersion.js';
 import { AnalyticsFiles1767900000000 } from './1767900000000-AnalyticsFiles.js';
 import { PerformanceRollups1768000000000 } from './1768000000000-PerformanceRollups.js';
+import { JourneyRollups1768100000000 } from './1768100000000-JourneyRollups.js';
 import { EngagementRollups1768200000000 } from './1768200000000-EngagementRollups.js';
 import { RunningByCustomer1768400000000 } from './1768400000000-RunningByCustomer.js';
 
@@ -32,6 +33,7 @@ export const MIGRATIONS = [
   ListsWorkflowsVersion1767400000000,
   AnalyticsFiles1767900000000,
   PerformanceRollups1768000000000,
+  JourneyRollups1768100000000,
   EngagementRollups1768200000000,
   RunningByCustomer1768400000000,
 ];

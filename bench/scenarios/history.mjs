@@ -134,6 +134,13 @@ export default {
           p95: ENGAGEMENT_JOURNEY_P95_MS,
         },
         { name: 'GET analytics/customers/journey (30 days)', path: `/v1/analytics/customers/journey?journey_type=${workflowId}`, p95: ENGAGEMENT_JOURNEY_P95_MS },
+        // journey_type=all: the most-executed workflow from the outcome rollups, then its journey.
+        { name: 'GET analytics/customers/journey?journey_type=all (30 days)', path: '/v1/analytics/customers/journey?journey_type=all', p95: ENGAGEMENT_JOURNEY_P95_MS },
+        {
+          name: 'GET analytics/workflows/{id}/performance?include_nodes=true (365 days)',
+          path: `/v1/analytics/workflows/${workflowId}/performance?include_nodes=true&start_date=${iso(now - 365 * day)}`,
+          p95: PERFORMANCE_365_P95_MS,
+        },
         { name: 'GET analytics/realtime', path: '/v1/analytics/realtime', p95: REALTIME_P95_MS },
         {
           name: `GET workflows?limit=20&page=${Math.floor(seeded.counts.workflows / 20 / 2)} (deepest by page)`,

@@ -1,17 +1,21 @@
 import type { DataSource } from 'typeorm';
 import { SqlStatement } from '../database/sql-statement.js';
 import type { PeriodSplit } from '../executions/metrics.repository.js';
+import { outcomeFacts } from './journey-facts.js';
 
 /**
  * The SQL of the analytics endpoints, written as SQL: every statement is scoped by organization
  * (`$1`) and reads the period through an index on (organization or workflow, time). The workflow
  * counts read the executions module's hourly rollups (workflow_execution_hours) for the whole
  * hours of the period when the zone's offsets are whole hours; `/performance` reads day rollups for
- * the whole UTC days of its period (docs/DECISIONS.md "Performance rollups (wt-perf)"); engagement
- * and satisfaction read their own rollups (customer_sessions, customer_channels, execution_answers:
- * docs/DECISIONS.md "Engagement rollups (wt-engage)"); everything else is computed from the
- * recorded rows of the period (docs/DECISIONS.md "Analytics (wt-analytics)"). Buckets are local to
- * `timezone`.
+ * the whole UTC days of its period (docs/DECISIONS.md "Performance rollups (wt-perf)"); journeys,
+ * node performance and the most-executed workflow read the journey day rollups
+ * (workflow_outcome_days, workflow_node_days) for the whole UTC days and the rows for the partial
+ * ends (journeySplit; docs/DECISIONS.md "Journeys and node figures from rollups (wt-journey)");
+ * engagement and satisfaction read their own rollups (customer_sessions, customer_channels,
+ * execution_answers: docs/DECISIONS.md "Engagement rollups (wt-engage)"); everything else is
+ * computed from the recorded rows of the period (docs/DECISIONS.md "Analytics (wt-analytics)").
+ * Buckets are local to `timezone`.
  */
 
 /**
@@ -356,13 +360,98 @@ export interface NodeRow {
   error_count: number;
 }
 
-const NODES = new SqlStatement<NodeRow>(`
-  WITH e AS MATERIALIZED (${WORKFLOW_EXECUTIONS})
-  SELECT s.node_id, s.type, count(*)::int AS execution_count,
-         (count(*) FILTER (WHERE s.status = 'completed'))::float8 / count(*) AS success_rate,
-         round(avg(s.duration_ms))::int AS average_duration_ms, (count(*) FILTER (WHERE s.status = 'failed'))::int AS error_count
-    FROM execution_steps s WHERE s.execution_id = ANY (ARRAY(SELECT id FROM e))
-   GROUP BY s.node_id, s.type ORDER BY s.node_id, s.type`);
+const DAY_US = 86_400_000_000;
+
+/** An instant in microseconds since the epoch, as PostgreSQL reads it (Date has milliseconds only). */
+function isoMicros(us: number): string {
+  const ms = Math.floor(us / 1000);
+  return `${new Date(ms).toISOString().slice(0, -1)}${String(us - ms * 1000).padStart(3, '0')}Z`;
+}
+
+/**
+ * How a period `[start, end]` (end inclusive, to the millisecond) is read from day rollups: the
+ * whole UTC days `[daysFrom, daysTo)` from the rollups, plus or minus (`sign`) the rows of two raw
+ * ranges `[from, to)`. At each end the smaller of the two ways is taken: the partial day's rows
+ * added to the whole days inside, or the whole day read from its rollup row and the rows outside
+ * the period subtracted (the rest of a day that ends in the future, "now", holds no rows yet). So
+ * at most half a day of rows is read at each end, in any time zone. Bounds are ISO strings with
+ * microseconds (the end's exclusive bound is end + 1 µs).
+ */
+export interface JourneySplit {
+  ranges: [{ from: string; to: string; sign: number }, { from: string; to: string; sign: number }];
+  daysFrom: string;
+  daysTo: string;
+}
+
+export function journeySplit(start: Date, end: Date): JourneySplit {
+  const s = start.getTime() * 1000;
+  const e = end.getTime() * 1000 + 1;
+  const floorS = Math.floor(s / DAY_US) * DAY_US;
+  const ceilS = Math.ceil(s / DAY_US) * DAY_US;
+  const floorE = Math.floor(e / DAY_US) * DAY_US;
+  const ceilE = Math.ceil(e / DAY_US) * DAY_US;
+  const none = { from: isoMicros(s), to: isoMicros(s), sign: 1 };
+  if (ceilS > floorE) {
+    // No whole day inside: the whole period raw (under two days of rows).
+    return { ranges: [{ from: isoMicros(s), to: isoMicros(e), sign: 1 }, none], daysFrom: isoMicros(s), daysTo: isoMicros(s) };
+  }
+  const head = ceilS - s <= s - floorS ? { from: s, to: ceilS, sign: 1, day: ceilS } : { from: floorS, to: s, sign: -1, day: floorS };
+  const tail = e - floorE <= ceilE - e ? { from: floorE, to: e, sign: 1, day: floorE } : { from: e, to: ceilE, sign: -1, day: ceilE };
+  return {
+    ranges: [
+      { from: isoMicros(head.from), to: isoMicros(head.to), sign: head.sign },
+      { from: isoMicros(tail.from), to: isoMicros(tail.to), sign: tail.sign },
+    ],
+    daysFrom: isoMicros(head.day),
+    daysTo: isoMicros(tail.day),
+  };
+}
+
+/** The statement values of a journey split, from `$3`: the two raw ranges and their signs, then the whole days. */
+function splitValues(split: JourneySplit): (string | number)[] {
+  const [a, b] = split.ranges;
+  return [a.from, a.to, a.sign, b.from, b.to, b.sign, split.daysFrom, split.daysTo];
+}
+
+/** No rollup days: the whole period from the rows (the reference the rollups are tested against). */
+export function rawJourneySplit(start: Date, end: Date): JourneySplit {
+  const s = start.getTime() * 1000;
+  const e = end.getTime() * 1000 + 1;
+  return { ranges: [{ from: isoMicros(s), to: isoMicros(e), sign: 1 }, { from: isoMicros(s), to: isoMicros(s), sign: 1 }], daysFrom: isoMicros(s), daysTo: isoMicros(s) };
+}
+
+/** A workflow's (`$2`) executions in the raw ranges of a split (`$3..$8`), with their sign. */
+function rawExecutions(columns: string): string {
+  return `
+    SELECT ${columns}, $5::int AS sign FROM workflow_executions we
+     WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.started_at >= $3::timestamptz AND we.started_at < $4::timestamptz
+    UNION ALL
+    SELECT ${columns}, $8::int FROM workflow_executions we
+     WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.started_at >= $6::timestamptz AND we.started_at < $7::timestamptz`;
+}
+
+/**
+ * Step figures per node and type of a workflow's executions started in the period: the whole UTC
+ * days `[$9, $10)` from workflow_node_days, the raw ranges from the steps of their executions
+ * (looked up by `= ANY (ARRAY(...))`, through the steps' execution index).
+ */
+const NODE_FACTS = `
+  WITH edge AS MATERIALIZED (${rawExecutions('we.id')}),
+  facts AS (
+    SELECT s.node_id, s.type, e.sign AS steps, CASE WHEN s.status = 'completed' THEN e.sign ELSE 0 END AS completed,
+           CASE WHEN s.status = 'failed' THEN e.sign ELSE 0 END AS failed, e.sign * s.duration_ms::bigint AS duration_sum
+      FROM execution_steps s JOIN edge e ON e.id = s.execution_id
+     WHERE s.execution_id = ANY (ARRAY(SELECT id FROM edge))
+    UNION ALL
+    SELECT n.node_id, n.type, n.steps, n.completed, n.failed, n.duration_sum
+      FROM workflow_node_days n WHERE n.workflow_id = $2 AND n.organization_id = $1 AND n.day >= $9::timestamptz AND n.day < $10::timestamptz
+  )`;
+
+/** `include_nodes`: per node and type, every step of the period's executions (a node visited twice in one execution has one step). */
+const NODES = new SqlStatement<NodeRow>(`${NODE_FACTS}
+  SELECT node_id, type, sum(steps)::int AS execution_count, sum(completed)::float8 / sum(steps) AS success_rate,
+         round(sum(duration_sum)::numeric / sum(steps))::int AS average_duration_ms, sum(failed)::int AS error_count
+    FROM facts GROUP BY node_id, type HAVING sum(steps) <> 0 ORDER BY node_id, type`);
 
 export interface WorkflowListRow {
   workflow_id: string;
@@ -554,71 +643,63 @@ export const ENGAGEMENT_FACTS = {
   },
 };
 
-/** The organization's most-executed workflow of the period (ties: the oldest id). */
+/**
+ * The organization's most-executed workflow of the period (ties: the oldest id): whole UTC days
+ * from workflow_outcome_days (through its organization and day index), the raw ranges from the
+ * executions (organization and time index). Values: `$1` organization, `$2..$9` a JourneySplit.
+ */
 const TOP_WORKFLOW = new SqlStatement<{ workflow_id: string }>(`
-  SELECT workflow_id FROM workflow_executions WHERE organization_id = $1 AND started_at >= $2 AND started_at <= $3
-   GROUP BY workflow_id ORDER BY count(*) DESC, workflow_id LIMIT 1`);
+  WITH facts AS (
+    SELECT workflow_id, $4::int AS n FROM workflow_executions
+     WHERE organization_id = $1 AND started_at >= $2::timestamptz AND started_at < $3::timestamptz
+    UNION ALL
+    SELECT workflow_id, $7::int FROM workflow_executions
+     WHERE organization_id = $1 AND started_at >= $5::timestamptz AND started_at < $6::timestamptz
+    UNION ALL
+    SELECT workflow_id, executions FROM workflow_outcome_days WHERE organization_id = $1 AND day >= $8::timestamptz AND day < $9::timestamptz
+  )
+  SELECT workflow_id FROM facts GROUP BY workflow_id HAVING sum(n) > 0 ORDER BY sum(n) DESC, workflow_id LIMIT 1`);
 
-export interface JourneyTotalsRow {
-  total: number;
-  completed: number;
-  average_duration_ms: number | null;
+export interface OutcomeRow {
+  status: 'running' | 'success' | 'failed';
+  /** Where it stopped or waits; '' = none known (the entry node). */
+  stop_node: string;
+  code: string;
+  waits: boolean;
+  executions: number;
+  duration_sum: number;
+  timed: number;
 }
-
-const JOURNEY_EXECUTIONS = `
-  SELECT we.id, we.status, we.duration_ms, we.error, we.state
-    FROM workflow_executions we
-   WHERE we.organization_id = $1 AND we.workflow_id = $2 AND we.started_at >= $3 AND we.started_at <= $4`;
 
 /**
- * Where each execution got to: a step row per node it ran, and for a failed or waiting execution
- * the node it stopped at (the error's node, the cursor, else the entry `$6`) when that node has no step.
- * Steps are looked up by `= ANY (ARRAY(...))` so that they are read through their execution index
- * (a hash join, planned from a CTE estimate, would scan every step).
+ * A workflow's executions of the period by outcome (src/analytics/journey-facts.ts): whole UTC days
+ * `[$9, $10)` from workflow_outcome_days, the raw ranges `$3..$8` from the executions.
  */
-const REACHED = `
-  SELECT s.node_id, s.execution_id AS id, s.status AS step_status, s.duration_ms
-    FROM execution_steps s WHERE s.execution_id = ANY (ARRAY(SELECT id FROM e))
-  UNION ALL
-  SELECT x.node_id, x.id, NULL, NULL
-    FROM (SELECT e.id, COALESCE(e.error->>'node_id', e.state->>'cursor', $6) AS node_id FROM e WHERE e.status <> 'success') x
-   WHERE NOT EXISTS (SELECT 1 FROM execution_steps s WHERE s.execution_id = x.id AND s.node_id = x.node_id)`;
+const JOURNEY_OUTCOMES = new SqlStatement<OutcomeRow>(`
+  WITH edge AS (${rawExecutions(`we.duration_ms, ${outcomeFacts('we')}`)}),
+  facts AS (
+    SELECT status, stop_node, code, waits, sign AS executions, sign * COALESCE(duration_ms, 0)::bigint AS duration_sum,
+           CASE WHEN duration_ms IS NULL THEN 0 ELSE sign END AS timed
+      FROM edge
+    UNION ALL
+    SELECT o.status, o.stop_node, o.code, o.waits, o.executions, o.duration_sum, o.timed
+      FROM workflow_outcome_days o WHERE o.workflow_id = $2 AND o.organization_id = $1 AND o.day >= $9::timestamptz AND o.day < $10::timestamptz
+  )
+  SELECT status, stop_node, code, waits, sum(executions)::int AS executions, sum(duration_sum)::float8 AS duration_sum, sum(timed)::int AS timed
+    FROM facts GROUP BY status, stop_node, code, waits HAVING sum(executions) <> 0 OR sum(timed) <> 0`);
 
-const JOURNEY_TOTALS = new SqlStatement<JourneyTotalsRow>(`
-  WITH e AS MATERIALIZED (${JOURNEY_EXECUTIONS})
-  SELECT count(*)::int AS total, (count(*) FILTER (WHERE status = 'success'))::int AS completed,
-         round(avg(duration_ms) FILTER (WHERE status = 'success'))::int AS average_duration_ms
-    FROM e`);
-
-export interface JourneyStepRow {
+export interface JourneyNodeRow {
   node_id: string;
-  reached: number;
+  steps: number;
   completed: number;
   average_duration_ms: number | null;
 }
 
-const JOURNEY_STEPS = new SqlStatement<JourneyStepRow>(`
-  WITH e AS MATERIALIZED (${JOURNEY_EXECUTIONS}), r AS (${REACHED})
-  SELECT node_id, count(DISTINCT id)::int AS reached, (count(*) FILTER (WHERE step_status = 'completed'))::int AS completed,
-         round(avg(duration_ms))::int AS average_duration_ms
-    FROM r WHERE node_id = ANY ($5::text[]) GROUP BY node_id`);
-
-export interface DropRow {
-  node_id: string;
-  code: string;
-  n: number;
-}
-
-/** Failed executions by the furthest step (in journey order `$5`) they reached, and their error codes. */
-const JOURNEY_DROPS = new SqlStatement<DropRow>(`
-  WITH e AS MATERIALIZED (${JOURNEY_EXECUTIONS}), r AS (${REACHED}),
-  d AS (
-    SELECT DISTINCT ON (e.id) e.id, r.node_id, COALESCE(e.error->>'code', 'UNKNOWN') AS code
-      FROM e JOIN r ON r.id = e.id
-     WHERE e.status = 'failed' AND r.node_id = ANY ($5::text[])
-     ORDER BY e.id, array_position($5::text[], r.node_id) DESC
-  )
-  SELECT node_id, code, count(*)::int AS n FROM d GROUP BY node_id, code`);
+/** Steps per node (all its types) of the period's executions. */
+const JOURNEY_NODES = new SqlStatement<JourneyNodeRow>(`${NODE_FACTS}
+  SELECT node_id, sum(steps)::int AS steps, sum(completed)::int AS completed,
+         round(sum(duration_sum)::numeric / NULLIF(sum(steps), 0))::int AS average_duration_ms
+    FROM facts GROUP BY node_id HAVING sum(steps) <> 0`);
 
 export interface RealtimeWorkflowRow {
   workflow_id: string;
@@ -692,7 +773,7 @@ const TIMEZONES = new SqlStatement<{ name: string }>(`SELECT name FROM pg_timezo
 /** The statements as sent, for EXPLAIN scripts. */
 export const ANALYTICS_STATEMENTS = {
   WORKFLOW_COUNTS, WORKFLOW_CUSTOMERS, WORKFLOW_SATISFACTION, WORKFLOW_GROUPS, BUCKETS, PERFORMANCE_PERCENTILES, PERFORMANCE_COUNTS, NODES, ENGAGEMENT, ENGAGEMENT_RAW,
-  TOTAL_CUSTOMERS, TOP_WORKFLOW, JOURNEY_TOTALS, JOURNEY_STEPS, JOURNEY_DROPS, REALTIME,
+  TOTAL_CUSTOMERS, TOP_WORKFLOW, JOURNEY_OUTCOMES, JOURNEY_NODES, REALTIME,
 };
 
 export class AnalyticsRepository {
@@ -761,8 +842,9 @@ export class AnalyticsRepository {
     return { row, channels };
   }
 
-  nodes(org: string, workflowId: string, start: Date, end: Date): Promise<NodeRow[]> {
-    return NODES.run(this.dataSource, [org, workflowId, start, end]);
+  /** Node figures of the period: whole UTC days from the node rollups (`split` defaults to journeySplit). */
+  nodes(org: string, workflowId: string, start: Date, end: Date, split = journeySplit(start, end)): Promise<NodeRow[]> {
+    return NODES.run(this.dataSource, [org, workflowId, ...splitValues(split)]);
   }
 
   workflowList(org: string, start: Date, end: Date, sort: 'executions' | 'success_rate', order: 'asc' | 'desc', limit: number, offset: number) {
@@ -783,18 +865,17 @@ export class AnalyticsRepository {
     return (await (raw ? TOTAL_CUSTOMERS_RAW : TOTAL_CUSTOMERS).run(this.dataSource, [org, start, end, filter.channel, filter.segment]))[0].total;
   }
 
-  async topWorkflow(org: string, start: Date, end: Date): Promise<string | undefined> {
-    return (await TOP_WORKFLOW.run(this.dataSource, [org, start, end]))[0]?.workflow_id;
+  async topWorkflow(org: string, start: Date, end: Date, split = journeySplit(start, end)): Promise<string | undefined> {
+    const [a, b] = split.ranges;
+    const values = [org, a.from, a.to, a.sign, b.from, b.to, b.sign, split.daysFrom, split.daysTo];
+    return (await TOP_WORKFLOW.run(this.dataSource, values))[0]?.workflow_id;
   }
 
-  async journey(org: string, workflowId: string, start: Date, end: Date, order: string[]) {
-    const values = [org, workflowId, start, end, order, order[0] ?? null];
-    const [totals, steps, drops] = await Promise.all([
-      JOURNEY_TOTALS.run(this.dataSource, values.slice(0, 4)),
-      JOURNEY_STEPS.run(this.dataSource, values),
-      JOURNEY_DROPS.run(this.dataSource, values),
-    ]);
-    return { totals: totals[0], steps, drops };
+  /** A workflow's outcomes and node figures of the period (`split` defaults to journeySplit; rawJourneySplit reads only rows). */
+  async journey(org: string, workflowId: string, start: Date, end: Date, split = journeySplit(start, end)) {
+    const values = [org, workflowId, ...splitValues(split)];
+    const [outcomes, nodes] = await Promise.all([JOURNEY_OUTCOMES.run(this.dataSource, values), JOURNEY_NODES.run(this.dataSource, values)]);
+    return { outcomes, nodes };
   }
 
   async realtime(org: string, workflowId: string | null, channel: string | null, now: Date): Promise<RealtimeRow> {

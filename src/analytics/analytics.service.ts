@@ -10,7 +10,7 @@ import { WorkflowsService } from '../workflows/workflows.service.js';
 import { InvalidMetricsError, WorkflowNotFoundError } from './analytics.errors.js';
 import { splitPeriod, type PeriodSplit } from '../executions/metrics.repository.js';
 import { resolveAnalyticsPeriod, resolveTimezone, toZonedIso, wholeHourOffsets, type AnalyticsPeriod, type AnalyticsPeriodInput } from './analytics-period.js';
-import { AnalyticsRepository, type GroupRow } from './analytics.repository.js';
+import { AnalyticsRepository, type GroupRow, type JourneyNodeRow, type OutcomeRow } from './analytics.repository.js';
 import {
   WORKFLOW_METRICS,
   type EngagementQuery,
@@ -282,33 +282,35 @@ export class AnalyticsService {
     }
     const workflow = explicit ?? (await this.workflows.getOwned(org, workflowId));
     const order = journeyOrder(workflow.configuration?.nodes ?? []);
-    const { totals, steps, drops } = await this.repository.journey(org, workflow.id, p.start, p.end, order);
-    const stepRows = new Map(steps.map((s) => [s.node_id, s]));
+    const { outcomes, nodes } = await this.repository.journey(org, workflow.id, p.start, p.end);
+    const figures = journeyFigures(order, outcomes, nodes);
     const journeySteps = order.map((node, i) => {
-      const s = stepRows.get(node);
+      const f = figures.steps.get(node);
       return {
         step: i + 1,
         name: node,
-        customers: s?.reached ?? 0,
-        completion_rate: s && s.reached > 0 ? s.completed / s.reached : null,
-        average_duration_ms: s?.average_duration_ms ?? null,
+        customers: f?.reached ?? 0,
+        completion_rate: f && f.reached > 0 ? f.completed / f.reached : null,
+        average_duration_ms: f?.average_duration_ms ?? null,
       };
     });
     const journey: JourneyResponse['journey'] = {
       workflow_id: workflow.id,
-      total_journeys: totals.total,
-      completed_journeys: totals.completed,
-      completion_rate: totals.total > 0 ? totals.completed / totals.total : null,
-      average_journey_duration: totals.average_duration_ms,
+      total_journeys: figures.total,
+      completed_journeys: figures.completed,
+      completion_rate: figures.total > 0 ? figures.completed / figures.total : null,
+      average_journey_duration: figures.average_duration_ms,
       journey_steps: journeySteps,
     };
     if (includeDrops) {
       const points: DropOffResponse[] = [];
       order.forEach((node, i) => {
-        const here = drops.filter((d) => d.node_id === node).sort((a, b) => b.n - a.n || a.code.localeCompare(b.code));
+        const here = [...(figures.drops.get(node) ?? new Map<string, number>())]
+          .map(([code, n]) => ({ code, n }))
+          .sort((a, b) => b.n - a.n || a.code.localeCompare(b.code));
         if (here.length === 0) return;
         const count = here.reduce((sum, d) => sum + d.n, 0);
-        const reached = stepRows.get(node)?.reached ?? count;
+        const reached = figures.steps.get(node)?.reached ?? count;
         points.push({
           step: i + 1,
           name: node,
@@ -393,6 +395,54 @@ export class AnalyticsService {
       return 'degraded';
     }
   }
+}
+
+export interface JourneyFigures {
+  total: number;
+  completed: number;
+  average_duration_ms: number | null;
+  /** Per node: executions that reached it, completed steps there, mean step duration. */
+  steps: Map<string, { reached: number; completed: number; average_duration_ms: number | null }>;
+  /** Per node: failed executions that stopped there, by error code. */
+  drops: Map<string, Map<string, number>>;
+}
+
+/**
+ * The journey's figures from a period's outcomes and node figures (docs/DECISIONS.md "Journeys and
+ * node figures from rollups (wt-journey)"): an execution reached a node when it recorded a step
+ * there, or waits there (or expired waiting there) without one; a failed execution drops off at
+ * the node it stopped at (its error's node, else its cursor, else the entry `order[0]`).
+ */
+export function journeyFigures(order: readonly string[], outcomes: readonly OutcomeRow[], nodes: readonly JourneyNodeRow[]): JourneyFigures {
+  const entry = order[0] ?? '';
+  const at = (o: OutcomeRow) => o.stop_node || entry;
+  let total = 0;
+  let completed = 0;
+  let successDuration = 0;
+  let successTimed = 0;
+  const waiting = new Map<string, number>();
+  const drops = new Map<string, Map<string, number>>();
+  for (const o of outcomes) {
+    total += o.executions;
+    if (o.status === 'success') {
+      completed += o.executions;
+      successDuration += o.duration_sum;
+      successTimed += o.timed;
+    }
+    if (o.waits) waiting.set(at(o), (waiting.get(at(o)) ?? 0) + o.executions);
+    if (o.status === 'failed' && o.executions !== 0) {
+      const codes = drops.get(at(o)) ?? new Map<string, number>();
+      codes.set(o.code, (codes.get(o.code) ?? 0) + o.executions);
+      drops.set(at(o), codes);
+    }
+  }
+  const steps: JourneyFigures['steps'] = new Map();
+  for (const n of nodes) steps.set(n.node_id, { reached: n.steps, completed: n.completed, average_duration_ms: n.average_duration_ms });
+  for (const [node, n] of waiting) {
+    const s = steps.get(node) ?? { reached: 0, completed: 0, average_duration_ms: null };
+    steps.set(node, { ...s, reached: s.reached + n });
+  }
+  return { total, completed, average_duration_ms: successTimed > 0 ? Math.round(successDuration / successTimed) : null, steps, drops };
 }
 
 /** A workflow's node ids from its entry (the first node) along `next`. */

@@ -387,6 +387,40 @@ describe('analytics', () => {
         expect([r.status, r.body.error.code]).toEqual([404, 'WORKFLOW_NOT_FOUND']);
       }
     });
+    it('a local period cuts UTC days: whole days from the rollups, the partial ends from the rows', async () => {
+      // June 2..7 in Tokyo = 2025-06-01T15:00Z .. 2025-06-07T14:59:59.999Z: e1 (June 1, 10:00 UTC) is out.
+      const tokyo = { start_date: '2025-06-02', end_date: '2025-06-07', timezone: 'Asia/Tokyo' };
+      const res = await get('/v1/analytics/customers/journey', { ...tokyo, journey_type: 'all' });
+      expect(res.status).toBe(200);
+      expect(res.body.data.journey).toEqual({
+        workflow_id: wf, // 5 executions against wf2's 2
+        total_journeys: 5,
+        completed_journeys: 2,
+        completion_rate: 0.4,
+        average_journey_duration: 4000, // (2000 + 6000) / 2
+        journey_steps: [
+          { step: 1, name: 'welcome', customers: 5, completion_rate: 1, average_duration_ms: 100 },
+          // Steps of e2, e3, e6; e4 expired and e5 waits here.
+          { step: 2, name: 'survey', customers: 5, completion_rate: 0.6, average_duration_ms: 500 },
+          { step: 3, name: 'bye', customers: 3, completion_rate: 2 / 3, average_duration_ms: 83 }, // (50 + 100 + 100) / 3
+        ],
+        drop_off_points: [
+          { step: 2, name: 'survey', drop_off_count: 1, drop_off_rate: 0.2, common_reasons: ['no reply before the conversation expired'] },
+          { step: 3, name: 'bye', drop_off_count: 1, drop_off_rate: 1 / 3, common_reasons: ['NODE_FAILED'] },
+        ],
+      });
+      const p = (await get(`/v1/analytics/workflows/${wf}/performance`, { ...tokyo, include_nodes: 'true' })).body.data.performance;
+      expect(p.node_performance).toEqual([
+        { node_id: 'bye', type: 'message', execution_count: 3, success_rate: 2 / 3, average_duration_ms: 83, error_count: 1 },
+        { node_id: 'survey', type: 'form', execution_count: 3, success_rate: 1, average_duration_ms: 500, error_count: 0 },
+        { node_id: 'welcome', type: 'message', execution_count: 5, success_rate: 1, average_duration_ms: 100, error_count: 0 },
+      ]);
+      // No execution in the period: no workflow.
+      const empty = (await get('/v1/analytics/customers/journey', { start_date: '2025-01-01', end_date: '2025-01-31' })).body.data.journey;
+      expect(empty).toEqual({
+        workflow_id: null, total_journeys: 0, completed_journeys: 0, completion_rate: null, average_journey_duration: null, journey_steps: [], drop_off_points: [],
+      });
+    });
   });
 
   describe('GET /v1/analytics/workflows', () => {

@@ -8,6 +8,7 @@ import { SchedulesProcessor } from '../../src/triggers/schedules.processor.js';
 import { SCHEDULES_QUEUE } from '../../src/triggers/triggers.queue.js';
 import { createTrigger } from '../factories/triggers.js';
 import { createOrganization, RATE_LIMITS_OUT_OF_REACH, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
+import { expectJourneyRollupsMatchRows } from '../utils/journey-rollups.js';
 import { expectRollupsMatchRows } from '../utils/rollups.js';
 import { waitFor } from '../utils/wait-for.js';
 
@@ -433,6 +434,14 @@ describe('execution engine: triggers firing, conversations, steps', () => {
       expect(te).toMatchObject({ status: 'failed', error: { code: 'CONVERSATION_TIMEOUT' } });
       const failedEvents = await db.query(`SELECT count(*)::int AS n FROM outbox_events WHERE type = 'workflow.failed' AND data->>'execution_id' = $1`, [id]);
       expect(failedEvents[0].n).toBe(1);
+      // Its journey: it reached the form (waiting there, no step) and dropped off there for lack of a reply.
+      const journey = await t.http.get('/v1/analytics/customers/journey').query({ journey_type: created.body.data.id }).set(org.auth('read_only'));
+      expect(journey.body.data.journey).toMatchObject({
+        total_journeys: 1,
+        completed_journeys: 0,
+        journey_steps: [{ step: 1, name: 'ask', customers: 1, completion_rate: 0, average_duration_ms: null }],
+        drop_off_points: [{ step: 1, name: 'ask', drop_off_count: 1, drop_off_rate: 1, common_reasons: ['no reply before the conversation expired'] }],
+      });
     } finally {
       await short.close();
     }
@@ -441,6 +450,12 @@ describe('execution engine: triggers firing, conversations, steps', () => {
   // Last: every execution, firing, refusal, reply and timeout above went through the engine's statements.
   it('keeps the hourly rollups equal to the rows its statements wrote', async () => {
     await expectRollupsMatchRows(db, org.id);
+  });
+
+  it('keeps the journey rollups equal to the rows its statements wrote', async () => {
+    const counted = await expectJourneyRollupsMatchRows(db, org.id);
+    expect(counted.executions).toBeGreaterThan(10);
+    expect(counted.steps).toBeGreaterThan(10);
   });
 
   it('keys every row it wrote to the execution tables with a time-ordered UUID (version 7)', async () => {

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { dataSourceOptions } from '../../src/database/data-source.options.js';
+import { expectJourneyRollupsMatchRows } from '../utils/journey-rollups.js';
 import { expectPerformanceRollupsMatchRows } from '../utils/performance-rollups.js';
 import { expectRollupsMatchRows } from '../utils/rollups.js';
 import { TEST_POSTGRES_URL } from '../utils/test-env.js';
@@ -207,6 +208,12 @@ describe('migrations', () => {
     const [c] = await db.query(`SELECT id FROM organizations WHERE name = 'c'`);
     await db.query(`INSERT INTO workflows (organization_id, name, configuration) VALUES ($1, 'later', '{"nodes":[]}')`, [c.id]);
     await seedHistory((await db.query(`SELECT id FROM organizations WHERE name = 'a'`))[0].id);
+    // Steps of those executions (two each; a failed one's second step failed), for the journey rollups' backfill.
+    await db.query(
+      `INSERT INTO execution_steps (execution_id, node_id, type, status, started_at, completed_at, duration_ms)
+       SELECT e.id, n.node, 'message', CASE WHEN e.status = 'failed' AND n.node = 'b' THEN 'failed' ELSE 'completed' END, e.started_at, e.started_at, n.ms
+         FROM workflow_executions e CROSS JOIN (VALUES ('a', 5), ('b', 9)) n(node, ms)`,
+    );
 
     await db.runMigrations({ transaction: 'each' });
     expect(await counts()).toEqual({ a: 3, b: 1, c: 2 });
@@ -218,5 +225,7 @@ describe('migrations', () => {
     const [{ n }] = await db.query(`SELECT sum(executions)::int AS n FROM workflow_execution_hours WHERE organization_id = $1`, [a.id]);
     expect(n).toBe(160);
     await expectSketchesMatchRows(a.id);
+    // The journey rollups (JourneyRollups) are backfilled from the executions and steps already recorded.
+    expect(await expectJourneyRollupsMatchRows(db, a.id)).toEqual({ executions: 160, steps: 320 });
   });
 });

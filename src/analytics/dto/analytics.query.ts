@@ -85,7 +85,11 @@ export class WorkflowAnalyticsQuery extends AnalyticsPeriodQuery {
 }
 
 export class PerformanceQuery extends AnalyticsPeriodQuery {
-  @ApiPropertyOptional({ type: Boolean, default: false, description: 'Add node_performance, from the recorded steps' })
+  @ApiPropertyOptional({
+    type: Boolean,
+    default: false,
+    description: 'Add node_performance: the steps recorded by the executions started in the period, per node and type (whole UTC days from day rollups)',
+  })
   @IsOptional()
   @booleanParam()
   @IsBoolean({ message: 'include_nodes must be true or false' })
@@ -119,7 +123,10 @@ export class JourneyQuery extends AnalyticsPeriodQuery {
   @ApiPropertyOptional({
     maxLength: 64,
     default: 'all',
-    description: 'A workflow id, or `all` for the organization\'s most-executed workflow of the period. Unknown or foreign id → 404 WORKFLOW_NOT_FOUND',
+    description:
+      'A workflow id, or `all` for the organization\'s most-executed workflow of the period (most executions started in it; ties: the smallest id). ' +
+      'Unknown or foreign id → 404 WORKFLOW_NOT_FOUND. Whole UTC days of the period are read from day rollups, its partial days from the recorded rows: ' +
+      'the same numbers either way, in any timezone',
   })
   @IsOptional()
   @IsString()

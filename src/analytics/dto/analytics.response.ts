@@ -102,7 +102,8 @@ export class ErrorRateResponse {
 export class NodePerformanceResponse {
   @ApiProperty() node_id: string;
   @ApiProperty() type: string;
-  @ApiProperty(INT) execution_count: number;
+  @ApiProperty({ ...INT, description: 'Steps recorded at the node by the executions started in the period (one per execution: a node visited twice counts once)' })
+  execution_count: number;
   @ApiProperty({ type: Number, minimum: 0, maximum: 1, description: 'Completed steps / steps' }) success_rate: number;
   @ApiProperty({ type: 'integer', description: 'Milliseconds, rounded' }) average_duration_ms: number;
   @ApiProperty(INT) error_count: number;
@@ -169,15 +170,22 @@ export class EngagementResponse {
 export class JourneyStepResponse {
   @ApiProperty({ type: 'integer', minimum: 1 }) step: number;
   @ApiProperty({ description: 'The node\'s id' }) name: string;
-  @ApiProperty({ ...INT, description: 'Journeys (executions) that reached the step' }) customers: number;
-  @ApiProperty({ type: Number, nullable: true, minimum: 0, maximum: 1, description: 'Journeys that completed the step / reached it' }) completion_rate: number | null;
-  @ApiProperty({ type: 'integer', nullable: true, description: 'Mean duration of the step\'s recorded runs, milliseconds' }) average_duration_ms: number | null;
+  @ApiProperty({
+    ...INT,
+    description:
+      'Journeys (executions started in the period) that reached the step: those that recorded a step at the node (once per journey, ' +
+      'however often it visited the node), plus those waiting there for the customer (running) or that expired waiting there (CONVERSATION_TIMEOUT)',
+  })
+  customers: number;
+  @ApiProperty({ type: Number, nullable: true, minimum: 0, maximum: 1, description: 'Journeys whose step at the node completed / journeys that reached it' }) completion_rate: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Mean duration of the step\'s recorded runs (completed or failed), milliseconds' }) average_duration_ms: number | null;
 }
 
 export class DropOffResponse {
   @ApiProperty({ type: 'integer', minimum: 1 }) step: number;
   @ApiProperty() name: string;
-  @ApiProperty({ ...INT, description: 'Failed journeys whose furthest step this is' }) drop_off_count: number;
+  @ApiProperty({ ...INT, description: 'Failed journeys that stopped at this step: the node in their error (`node_id`), else their cursor, else the entry node' })
+  drop_off_count: number;
   @ApiProperty({ type: Number, minimum: 0, maximum: 1, description: 'drop_off_count / journeys that reached the step' }) drop_off_rate: number;
   @ApiProperty({ type: [String], description: 'Recorded error codes, most frequent first; a conversation timeout reads "no reply before the conversation expired"' })
   common_reasons: string[];
@@ -188,7 +196,7 @@ export class JourneyFigures {
   @ApiProperty(INT) total_journeys: number;
   @ApiProperty(INT) completed_journeys: number;
   @ApiProperty({ type: Number, nullable: true, minimum: 0, maximum: 1 }) completion_rate: number | null;
-  @ApiProperty({ type: 'integer', nullable: true, description: 'Mean duration of completed journeys, milliseconds' }) average_journey_duration: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Mean duration of completed (successful) journeys, milliseconds' }) average_journey_duration: number | null;
   @ApiProperty({ type: [JourneyStepResponse], description: 'The workflow\'s nodes from its entry along `next`' }) journey_steps: JourneyStepResponse[];
   @ApiPropertyOptional({ type: [DropOffResponse], description: 'Steps where journeys failed; left out with include_dropoffs=false' }) drop_off_points?: DropOffResponse[];
 }
