@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from './lib/config.mjs';
 import { BenchContext, ROOT } from './lib/context.mjs';
 import { formatTable, judge, writeResults } from './lib/report.mjs';
-import { SCENARIOS } from './scenarios/index.mjs';
+import { NAMED_ONLY, SCENARIOS } from './scenarios/index.mjs';
 
 const RESULTS_DIR = fileURLToPath(new URL('./results', import.meta.url));
 
@@ -28,9 +28,10 @@ function gitRevision() {
 
 function selectScenarios(names) {
   if (names.length === 0) return SCENARIOS;
-  const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n));
-  if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
-  return SCENARIOS.filter((s) => names.includes(s.name));
+  const known = [...SCENARIOS, ...NAMED_ONLY];
+  const unknown = names.filter((n) => !known.some((s) => s.name === n));
+  if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${known.map((s) => s.name).join(', ')}`);
+  return known.filter((s) => names.includes(s.name));
 }
 
 const active = new Set();
