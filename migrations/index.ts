@@ -17,6 +17,7 @@ import { PerformanceRollups1768000000000 } from './1768000000000-PerformanceRoll
 import { JourneyRollups1768100000000 } from './1768100000000-JourneyRollups.js';
 import { EngagementRollups1768200000000 } from './1768200000000-EngagementRollups.js';
 import { RunningByCustomer1768400000000 } from './1768400000000-RunningByCustomer.js';
+import { TriggerPlans1768500000000 } from './1768500000000-TriggerPlans.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -36,4 +37,5 @@ export const MIGRATIONS = [
   JourneyRollups1768100000000,
   EngagementRollups1768200000000,
   RunningByCustomer1768400000000,
+  TriggerPlans1768500000000,
 ];
