@@ -18,6 +18,7 @@ import { JourneyRollups1768100000000 } from './1768100000000-JourneyRollups.js';
 import { EngagementRollups1768200000000 } from './1768200000000-EngagementRollups.js';
 import { RunningByCustomer1768400000000 } from './1768400000000-RunningByCustomer.js';
 import { TriggerPlans1768500000000 } from './1768500000000-TriggerPlans.js';
+import { AnswersIndexOnly1768600000000 } from './1768600000000-AnswersIndexOnly.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -38,4 +39,5 @@ export const MIGRATIONS = [
   EngagementRollups1768200000000,
   RunningByCustomer1768400000000,
   TriggerPlans1768500000000,
+  AnswersIndexOnly1768600000000,
 ];
