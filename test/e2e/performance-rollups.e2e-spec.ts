@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AnalyticsRepository, PERFORMANCE_RAW, splitDays } from '../../src/analytics/analytics.repository.js';
+import { AnalyticsRepository, PERFORMANCE_RAW, splitDays, type PerformanceRow } from '../../src/analytics/analytics.repository.js';
 import { DURATION_ERROR_BOUND } from '../../migrations/1768000000000-PerformanceRollups.js';
 import { insertWorkflowExecution } from '../factories/executions.js';
 import { createWorkflow } from '../factories/workflows.js';
@@ -14,17 +14,8 @@ import { createOrganization, startTestApp, type TestApp, type TestOrganization }
  * and the rollups against the rows through inserts, finishes, updates, deletes and batches.
  */
 
-interface RawPerformance {
-  executions: number;
-  finished: number;
-  failed: number;
-  average_ms: number | null;
-  median_ms: number | null;
-  p95_ms: number | null;
-  p99_ms: number | null;
-  peak_hour: string | null;
-  peak_executions: number | null;
-  errors: Record<string, number> | null;
+/** PERFORMANCE_RAW's row: the performance figures and the channels'. */
+interface RawPerformance extends PerformanceRow {
   channels: Record<string, { executions: number; success_rate: number | null; average_duration_ms: number | null }> | null;
 }
 
