@@ -162,6 +162,11 @@ export class RealtimeQuery {
   timezone?: string;
 }
 
+/**
+ * A page of the organization's workflows with their figures over one period. The period's three fields repeat
+ * AnalyticsPeriodQuery's: `IntersectionType(PageQuery, AnalyticsPeriodQuery)` would copy their metadata but not
+ * PageQuery's `offset` getter (every page came back as the first; test/e2e/analytics.e2e-spec.ts, page 2).
+ */
 export class WorkflowListQuery extends PageQuery {
   @DateQueryParam('Start of the period; default 30 days before end_date. Without an offset: local time of `timezone`. Not in the future')
   start_date?: string;

@@ -9,21 +9,34 @@ export class FileErrorResponse {
   @ApiProperty() message: string;
 }
 
-function url(base: string, row: AnalyticsFileRow, path: string): string | null {
-  return row.status === 'completed' ? `${base}/v1/analytics/${path}/${row.id}/download` : null;
-}
-
-export class ReportResponse {
-  @ApiProperty({ format: 'uuid' }) report_id: string;
-  @ApiProperty() name: string;
-  @ApiProperty({ enum: ['csv', 'json', 'pdf'] }) format: string;
-  @ApiProperty({ enum: ['generating', 'completed', 'failed'] }) status: string;
+/** What a report and an export share: when the file was asked for, when it is ready, where to fetch it, why it failed. */
+abstract class FileProgressResponse {
   @ApiProperty(TIME) created_at: Date;
   @ApiProperty(TIME) estimated_completion: Date;
   @ApiProperty({ ...NULLABLE_TIME, description: 'Set when completed' }) completed_at: Date | null;
   @ApiProperty({ type: String, nullable: true, description: 'Set when completed; needs a credential of the same organization' }) download_url: string | null;
   @ApiProperty({ ...NULLABLE_TIME, description: 'Set when completed: 7 days after completion, after which the download is 410 Gone' }) expires_at: Date | null;
   @ApiProperty({ type: FileErrorResponse, nullable: true, description: 'Set when failed' }) error: FileErrorResponse | null;
+
+  /** The shared fields of `row`; `path` is the collection its download lives under (`reports`, `exports`). */
+  protected static progress(row: AnalyticsFileRow, baseUrl: string, path: string): FileProgressResponse {
+    const completed = row.status === 'completed';
+    return {
+      created_at: row.created_at,
+      estimated_completion: row.estimated_completion,
+      completed_at: row.completed_at,
+      download_url: completed ? `${baseUrl}/v1/analytics/${path}/${row.id}/download` : null,
+      expires_at: completed ? row.expires_at : null,
+      error: row.error,
+    };
+  }
+}
+
+export class ReportResponse extends FileProgressResponse {
+  @ApiProperty({ format: 'uuid' }) report_id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: ['csv', 'json', 'pdf'] }) format: string;
+  @ApiProperty({ enum: ['generating', 'completed', 'failed'] }) status: string;
 
   static from(row: AnalyticsFileRow, baseUrl: string): ReportResponse {
     return {
@@ -31,28 +44,17 @@ export class ReportResponse {
       name: row.name ?? '',
       format: row.format,
       status: row.status === 'running' ? 'generating' : row.status,
-      created_at: row.created_at,
-      estimated_completion: row.estimated_completion,
-      completed_at: row.completed_at,
-      download_url: url(baseUrl, row, 'reports'),
-      expires_at: row.status === 'completed' ? row.expires_at : null,
-      error: row.error,
+      ...FileProgressResponse.progress(row, baseUrl, 'reports'),
     };
   }
 }
 
-export class ExportResponse {
+export class ExportResponse extends FileProgressResponse {
   @ApiProperty({ format: 'uuid' }) export_id: string;
   @ApiProperty() data_type: string;
   @ApiProperty({ enum: ['csv', 'json'] }) format: string;
   @ApiProperty({ enum: ['processing', 'completed', 'failed'] }) status: string;
-  @ApiProperty(TIME) created_at: Date;
-  @ApiProperty(TIME) estimated_completion: Date;
-  @ApiProperty({ ...NULLABLE_TIME, description: 'Set when completed' }) completed_at: Date | null;
-  @ApiProperty({ type: String, nullable: true, description: 'Set when completed; needs a credential of the same organization' }) download_url: string | null;
   @ApiProperty({ type: Number, nullable: true, description: 'Rows in the file, set when completed' }) row_count: number | null;
-  @ApiProperty({ ...NULLABLE_TIME, description: 'Set when completed: 7 days after completion, after which the download is 410 Gone' }) expires_at: Date | null;
-  @ApiProperty({ type: FileErrorResponse, nullable: true, description: 'Set when failed' }) error: FileErrorResponse | null;
 
   static from(row: AnalyticsFileRow, baseUrl: string): ExportResponse {
     return {
@@ -60,13 +62,8 @@ export class ExportResponse {
       data_type: row.data_type ?? '',
       format: row.format,
       status: row.status === 'running' ? 'processing' : row.status,
-      created_at: row.created_at,
-      estimated_completion: row.estimated_completion,
-      completed_at: row.completed_at,
-      download_url: url(baseUrl, row, 'exports'),
       row_count: row.status === 'completed' ? row.row_count : null,
-      expires_at: row.status === 'completed' ? row.expires_at : null,
-      error: row.error,
+      ...FileProgressResponse.progress(row, baseUrl, 'exports'),
     };
   }
 }
