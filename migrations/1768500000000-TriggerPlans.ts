@@ -9,7 +9,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * of 100,000 executions ran for minutes instead of seconds. With sequential scans disabled inside
  * these functions their lookups go through the indexes they were written for, whatever the
  * statistics said when they were planned. (A join that has no index path still runs: the setting
- * only makes a scan the planner's last resort.)
+ * only makes a scan the planner's last resort.) Each new trigger function on those tables needs the same setting
+ * (in the migration that creates it); test/e2e/migrations.e2e-spec.ts fails until it has it.
  */
 const FUNCTIONS = [
   // The hourly rollups' (migrations ExecutionRollups, MetricsCustomerSketches): the same trap.

@@ -103,6 +103,21 @@ describe('migrations', () => {
     expect(await indexes()).toEqual(expect.arrayContaining(['idx_workflow_executions_workflow_status_started', 'idx_trigger_executions_trigger_status_triggered']));
   });
 
+  it('plans every trigger function on the execution history tables with sequential scans disabled (TriggerPlans: add each new one)', async () => {
+    // A trigger function plans its statements once per connection, often while its tables are empty; without
+    // this setting those plans scan sequentially for the connection's life (migration TriggerPlans says more).
+    const functions: { fn: string; config: string[] | null }[] = await db.query(
+      `SELECT DISTINCT p.oid::regprocedure::text AS fn, p.proconfig AS config
+         FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
+        WHERE NOT t.tgisinternal
+          AND t.tgrelid::regclass::text IN ('workflow_executions', 'execution_steps', 'trigger_executions', 'messages', 'execution_answers')
+          AND p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'plpgsql')
+        ORDER BY 1`,
+    );
+    expect(functions.length).toBeGreaterThanOrEqual(11);
+    expect(functions.filter((f) => !f.config?.includes('enable_seqscan=off')).map((f) => f.fn)).toEqual([]);
+  });
+
   it('adds the trigram indexes of the workflow search, with their extensions', async () => {
     expect(await indexes()).toEqual(expect.arrayContaining(['idx_workflows_org_name_trgm', 'idx_workflows_org_description_trgm']));
     const extensions = (await db.query(`SELECT extname FROM pg_extension ORDER BY extname`)).map((r: { extname: string }) => r.extname);
