@@ -5,7 +5,7 @@ import { AppConfig } from '../config/app-config.js';
 import type { WorkflowNode } from '../workflows/node-types/node-type.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import { CHANNEL_ADAPTERS, type ChannelAdapters } from './channels/channel-adapter.js';
-import type { WorkflowExecution, ExecutionStatus } from './entities/workflow-execution.entity.js';
+import type { ExecutionState, WorkflowExecution, ExecutionStatus } from './entities/workflow-execution.entity.js';
 import { ExecutionErrorCodes } from './executions.errors.js';
 import { NODE_HANDLERS, NodeFailure, TransientNodeError, type NodeContext, type NodeHandler, type NodeOutcome } from './nodes/node-handler.js';
 import { RunWrites } from './run-writes.js';
@@ -80,7 +80,7 @@ export class ExecutionEngine {
         const startedAt = new Date();
         // The context as it was before this node: a failed step leaves it so (a retry starts from it).
         const before = structuredClone(state);
-        const { outcome, attempt } = await this.runNode(handler, { ...ctx, node }, writes);
+        const { outcome, attempt } = await this.runNode(handler, { ...ctx, node }, writes, before);
 
         if (outcome.status === 'waiting') {
           execution.state = { ...state, cursor: node.id };
@@ -125,21 +125,26 @@ export class ExecutionEngine {
    * count, and the job is retried from the last commit. An error in the commit itself (the
    * database down) is not the node's: it is thrown, and Bull retries the job.
    */
-  private async runNode(handler: NodeHandler | undefined, ctx: NodeContext, writes: RunWrites): Promise<{ outcome: NodeOutcome; attempt: number }> {
+  private async runNode(
+    handler: NodeHandler | undefined,
+    ctx: NodeContext,
+    writes: RunWrites,
+    /** A copy of ctx.state before the node's first attempt, to start each later one from. */
+    before: ExecutionState,
+  ): Promise<{ outcome: NodeOutcome; attempt: number }> {
     if (!handler) {
       return { outcome: { status: 'failed', input: {}, error: { code: ExecutionErrorCodes.nodeFailed, message: `No handler for node type ${ctx.node.type}` } }, attempt: 1 };
     }
     const { attempts, baseDelayMs } = this.config.nodeRetry;
     for (let attempt = 1; ; attempt += 1) {
       const mark = writes.mark();
-      const state = structuredClone(ctx.state);
       try {
         return { outcome: await handler.run(ctx), attempt };
       } catch (error) {
         if (error instanceof NodeFailure) return { outcome: { status: 'failed', input: {}, error: { code: error.code, message: error.message } }, attempt };
         writes.rollback(mark);
         for (const key of Object.keys(ctx.state)) delete ctx.state[key as keyof typeof ctx.state];
-        Object.assign(ctx.state, state);
+        Object.assign(ctx.state, structuredClone(before));
         const cause = error instanceof Error ? error.message : String(error);
         if (attempt >= attempts) {
           this.logger.warn(`Execution ${ctx.execution.id}: node ${ctx.node.id} failed transiently on each of ${attempt} attempts: ${cause}`);
