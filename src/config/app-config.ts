@@ -39,6 +39,8 @@ export class AppConfig {
   readonly authCacheTtlMs: number;
   readonly conversationTimeoutMs: number;
   readonly workerConcurrency: number;
+  /** A node failing transiently: attempts in all, and the wait before the second (doubled each time). */
+  readonly nodeRetry: { attempts: number; baseDelayMs: number };
   readonly webhooks: {
     timeoutMs: number;
     concurrency: number;
@@ -106,6 +108,7 @@ export class AppConfig {
     this.conversationTimeoutMs = parseDuration(env.CONVERSATION_TIMEOUT);
     if (this.conversationTimeoutMs < 1000) throw new ConfigError('Invalid configuration:\n  CONVERSATION_TIMEOUT: must be at least 1s');
     this.workerConcurrency = env.WORKER_CONCURRENCY;
+    this.nodeRetry = { attempts: env.NODE_RETRY_ATTEMPTS, baseDelayMs: env.NODE_RETRY_BASE_DELAY_MS };
     this.webhooks = {
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,
       concurrency: env.WEBHOOK_CONCURRENCY,

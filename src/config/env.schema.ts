@@ -163,6 +163,20 @@ export class EnvVars {
   @Max(200)
   WORKER_CONCURRENCY: number = 10;
 
+  /** Attempts of a node that fails transiently (AI provider outage, database or network error) before the execution fails; 1 = no retry. */
+  @Transform(toInt)
+  @IsInt({ message: 'NODE_RETRY_ATTEMPTS must be an integer from 1 to 10' })
+  @Min(1, { message: 'NODE_RETRY_ATTEMPTS must be an integer from 1 to 10' })
+  @Max(10, { message: 'NODE_RETRY_ATTEMPTS must be an integer from 1 to 10' })
+  NODE_RETRY_ATTEMPTS: number = 3;
+
+  /** The wait before a node's second attempt, doubled before each later one (exponential back-off). */
+  @Transform(toInt)
+  @IsInt({ message: 'NODE_RETRY_BASE_DELAY_MS must be an integer from 0 to 5000' })
+  @Min(0, { message: 'NODE_RETRY_BASE_DELAY_MS must be an integer from 0 to 5000' })
+  @Max(5000, { message: 'NODE_RETRY_BASE_DELAY_MS must be an integer from 0 to 5000' })
+  NODE_RETRY_BASE_DELAY_MS: number = 250;
+
   @IsIn(['builtin', 'openai'], { message: 'AI_PROVIDER must be builtin or openai' })
   AI_PROVIDER: 'builtin' | 'openai' = 'builtin';
 

@@ -5,9 +5,9 @@ import { AppConfig } from '../config/app-config.js';
 import type { WorkflowNode } from '../workflows/node-types/node-type.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import { CHANNEL_ADAPTERS, type ChannelAdapters } from './channels/channel-adapter.js';
-import type { WorkflowExecution, ExecutionStatus } from './entities/workflow-execution.entity.js';
+import type { ExecutionState, WorkflowExecution, ExecutionStatus } from './entities/workflow-execution.entity.js';
 import { ExecutionErrorCodes } from './executions.errors.js';
-import { NODE_HANDLERS, NodeFailure, type NodeContext, type NodeHandler, type NodeOutcome } from './nodes/node-handler.js';
+import { NODE_HANDLERS, NodeFailure, TransientNodeError, type NodeContext, type NodeHandler, type NodeOutcome } from './nodes/node-handler.js';
 import { RunWrites } from './run-writes.js';
 import { RunsRepository, type LoadedExecution } from './runs.repository.js';
 
@@ -78,7 +78,9 @@ export class ExecutionEngine {
       while (node) {
         const handler = this.handlers.get(node.type);
         const startedAt = new Date();
-        const outcome = await this.runNode(handler, { ...ctx, node });
+        // The context as it was before this node: a failed step leaves it so (a retry starts from it).
+        const before = structuredClone(state);
+        const { outcome, attempt } = await this.runNode(handler, { ...ctx, node }, writes, before);
 
         if (outcome.status === 'waiting') {
           execution.state = { ...state, cursor: node.id };
@@ -98,10 +100,11 @@ export class ExecutionEngine {
           durationMs: completedAt.getTime() - stepStart.getTime(),
           input: outcome.input,
           output: outcome.output ?? (outcome.status === 'failed' ? { error: outcome.error } : {}),
+          attempt,
         });
 
         if (outcome.status === 'failed') {
-          execution.state = { ...state, cursor: node.id };
+          execution.state = { ...before, cursor: node.id };
           return this.finish(execution, writes, 'failed', { ...outcome.error, node_id: node.id });
         }
         node = node.next ? nodes.get(node.next) : undefined;
@@ -113,14 +116,53 @@ export class ExecutionEngine {
     });
   }
 
-  /** A node's own failure becomes a failed step; anything else (database, bugs) is thrown so the job retries. */
-  private async runNode(handler: NodeHandler | undefined, ctx: NodeContext): Promise<NodeOutcome> {
-    if (!handler) return { status: 'failed', input: {}, error: { code: ExecutionErrorCodes.nodeFailed, message: `No handler for node type ${ctx.node.type}` } };
-    try {
-      return await handler.run(ctx);
-    } catch (error) {
-      if (error instanceof NodeFailure) return { status: 'failed', input: {}, error: { code: error.code, message: error.message } };
-      throw error;
+  /**
+   * Runs a node. Its own failure (NodeFailure) is a failed step at once. Any other error is taken
+   * as transient (a provider outage, the database or network): what the attempt wrote and changed
+   * is undone and the node is attempted again after a back-off (NODE_RETRY_BASE_DELAY_MS, doubled
+   * each time), up to NODE_RETRY_ATTEMPTS in all; then it is a failed step that says how many.
+   * The worker waits in between (a few seconds at most with the defaults): a crash loses only the
+   * count, and the job is retried from the last commit. An error in the commit itself (the
+   * database down) is not the node's: it is thrown, and Bull retries the job.
+   */
+  private async runNode(
+    handler: NodeHandler | undefined,
+    ctx: NodeContext,
+    writes: RunWrites,
+    /** A copy of ctx.state before the node's first attempt, to start each later one from. */
+    before: ExecutionState,
+  ): Promise<{ outcome: NodeOutcome; attempt: number }> {
+    if (!handler) {
+      return { outcome: { status: 'failed', input: {}, error: { code: ExecutionErrorCodes.nodeFailed, message: `No handler for node type ${ctx.node.type}` } }, attempt: 1 };
+    }
+    const { attempts, baseDelayMs } = this.config.nodeRetry;
+    for (let attempt = 1; ; attempt += 1) {
+      const mark = writes.mark();
+      try {
+        return { outcome: await handler.run(ctx), attempt };
+      } catch (error) {
+        if (error instanceof NodeFailure) return { outcome: { status: 'failed', input: {}, error: { code: error.code, message: error.message } }, attempt };
+        writes.rollback(mark);
+        for (const key of Object.keys(ctx.state)) delete ctx.state[key as keyof typeof ctx.state];
+        Object.assign(ctx.state, structuredClone(before));
+        const cause = error instanceof Error ? error.message : String(error);
+        if (attempt >= attempts) {
+          this.logger.warn(`Execution ${ctx.execution.id}: node ${ctx.node.id} failed transiently on each of ${attempt} attempts: ${cause}`);
+          // A provider's message is written for clients; a driver's or a bug's is not (it stays in the log).
+          const reason = error instanceof TransientNodeError ? error.message : 'a temporary error (database, network or an unexpected fault)';
+          return {
+            outcome: {
+              status: 'failed',
+              input: {},
+              error: { code: ExecutionErrorCodes.nodeRetriesExhausted, message: `The node failed after ${attempt} attempts: ${reason}` },
+            },
+            attempt,
+          };
+        }
+        const delay = baseDelayMs * 2 ** (attempt - 1);
+        this.logger.log(`Execution ${ctx.execution.id}: node ${ctx.node.id} attempt ${attempt} failed (${cause}); again in ${delay} ms`);
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
     }
   }
 
@@ -141,6 +183,28 @@ export class ExecutionEngine {
         node_id: execution.state.cursor,
       });
     });
+  }
+
+  /**
+   * Ends a running or waiting execution as failed with EXECUTION_CANCELLED (POST .../cancel), as a
+   * run would: one commit that applies only if the row is still as read, so a run in progress
+   * meanwhile either commits first (then this decides again from its state) or finds the execution
+   * failed when its own commit misses, and stops; a later job, expiry or reply finds it finished.
+   * Returns false when the execution had already ended (or does not exist).
+   */
+  async cancel(executionId: string): Promise<boolean> {
+    let cancelled = false;
+    await this.transition(executionId, async ({ execution }, writes) => {
+      // Decided again after a lost commit: only the decision that commits counts.
+      cancelled = execution.status === 'running';
+      if (!cancelled) return { result: { status: execution.status }, changed: false };
+      return this.finish(execution, writes, 'failed', {
+        code: ExecutionErrorCodes.cancelled,
+        message: 'The execution was cancelled',
+        ...(execution.state.cursor !== undefined ? { node_id: execution.state.cursor } : {}),
+      });
+    });
+    return cancelled;
   }
 
   /** Fails an execution whose run job kept failing (called after the last attempt). */
@@ -194,15 +258,14 @@ export class ExecutionEngine {
     replies: { id: string; content: string }[],
     writes: RunWrites,
   ): Omit<NodeContext, 'node'> {
-    let next = 0;
     const adapter = (execution.channel && this.channels.get(execution.channel)) || this.channels.fallback;
     return {
       execution,
       state,
       nextReply: () => {
-        const reply = replies[next];
+        // The replies read so far are the ones consumed: a node attempt undone makes its replies unread again.
+        const reply = replies[writes.consumed.length];
         if (!reply) return undefined;
-        next += 1;
         writes.consumed.push(reply.id);
         state.lastMessage = reply.content;
         return reply.content;

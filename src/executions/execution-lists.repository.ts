@@ -40,7 +40,7 @@ const WORKFLOW_LIST: ListShape = {
   time: 'started_at',
   columns: `e.id, e.workflow_id AS "workflowId", e.status, e.started_at AS "startedAt", e.completed_at AS "completedAt",
     e.duration_ms AS "durationMs", e.customer_ref AS "customerRef", e.channel, e.input, e.output,
-    e.workflow_version AS "workflowVersion", e.trigger_id AS "triggerId"`,
+    e.workflow_version AS "workflowVersion", e.trigger_id AS "triggerId", e.retry_of AS "retryOf"`,
   hours: 'workflow_execution_hours',
 };
 

@@ -19,6 +19,9 @@ const CONTROLLERS: [Type<unknown>, string[]][] = [
   [CustomersController, ['list', 'get', 'messages']],
 ];
 
+/** The operations on one execution (retry, cancel): executions:write, a read_write API key. */
+const WRITE_ROUTES: [Type<unknown>, string[]][] = [[WorkflowExecutionsController, ['retry', 'cancel']]];
+
 const reflector = new Reflector();
 const guard = new AccessGuard(reflector);
 
@@ -44,7 +47,10 @@ const token = (scopes: string[]): Principal => ({ credentialType: 'jwt', credent
 
 describe('execution read routes: access', () => {
   it('covers every route handler of the three controllers', () => {
-    for (const [controller, methods] of CONTROLLERS) expect(routeHandlers(controller).sort()).toEqual([...methods].sort());
+    for (const [controller, methods] of CONTROLLERS) {
+      const writes = WRITE_ROUTES.find(([c]) => c === controller)?.[1] ?? [];
+      expect(routeHandlers(controller).sort()).toEqual([...methods, ...writes].sort());
+    }
   });
 
   it('declares executions:read on every route, and none is public', () => {
@@ -68,6 +74,22 @@ describe('execution read routes: access', () => {
           '403 SCOPE_INSUFFICIENT',
         );
         expect(check(controller, method, token([])), where).toBe('403 SCOPE_INSUFFICIENT');
+      }
+    }
+  });
+});
+
+describe('execution operation routes: access', () => {
+  it('declare executions:write: a read_only key or an executions:read token is refused', () => {
+    for (const [controller, methods] of WRITE_ROUTES) {
+      for (const method of methods) {
+        const where = `${controller.name}.${method}`;
+        const targets = [(controller.prototype as Record<string, Function>)[method], controller];
+        expect(reflector.getAllAndOverride(ACCESS, targets), where).toEqual({ resource: 'executions', action: 'write' });
+        expect(check(controller, method, apiKey('read_only')), where).toBe('403 INSUFFICIENT_PERMISSIONS');
+        for (const level of ['read_write', 'full_access'] as const) expect(check(controller, method, apiKey(level)), where).toBe('allowed');
+        expect(check(controller, method, token(['executions:write'])), where).toBe('allowed');
+        expect(check(controller, method, token(['executions:read', 'workflows:write'])), where).toBe('403 SCOPE_INSUFFICIENT');
       }
     }
   });

@@ -18,7 +18,7 @@ import { CustomerNotFoundError, ExecutionNotFoundError } from './executions.erro
 /** What list items and the detail view show: the engine's bookkeeping (state, waits) stays inside. */
 const EXECUTION_COLUMNS: FindOptionsSelect<WorkflowExecution> = {
   id: true, workflowId: true, status: true, startedAt: true, completedAt: true, durationMs: true, customerRef: true,
-  channel: true, input: true, output: true, workflowVersion: true, triggerId: true,
+  channel: true, input: true, output: true, workflowVersion: true, triggerId: true, retryOf: true,
 };
 const MESSAGE_COLUMNS: FindOptionsSelect<Message> = {
   id: true, direction: true, channel: true, content: true, language: true, executionId: true, nodeId: true, createdAt: true,

@@ -20,4 +20,22 @@ export const ExecutionErrorCodes = {
   conversationTimeout: 'CONVERSATION_TIMEOUT',
   nodeFailed: 'NODE_FAILED',
   noRecipient: 'NO_RECIPIENT',
+  /** A node failed transiently on each of its NODE_RETRY_ATTEMPTS attempts. */
+  nodeRetriesExhausted: 'NODE_RETRIES_EXHAUSTED',
+  /** Ended by POST .../cancel. */
+  cancelled: 'EXECUTION_CANCELLED',
 } as const;
+
+/** POST .../retry of an execution that has not failed, or was already retried (at most one retry each). */
+export class ExecutionNotRetryableError extends DomainError {
+  constructor(message: string) {
+    super('EXECUTION_NOT_RETRYABLE', 409, message);
+  }
+}
+
+/** POST .../cancel of an execution that has already ended (success or failed). */
+export class ExecutionAlreadyFinishedError extends DomainError {
+  constructor(status: string) {
+    super('EXECUTION_ALREADY_FINISHED', 409, `The execution has already ended (status ${status})`);
+  }
+}

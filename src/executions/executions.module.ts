@@ -13,6 +13,7 @@ import { Message } from './entities/message.entity.js';
 import { TriggerExecution } from './entities/trigger-execution.entity.js';
 import { WorkflowExecution } from './entities/workflow-execution.entity.js';
 import { ExecutionEngine } from './execution-engine.service.js';
+import { ExecutionOperationsService } from './execution-operations.service.js';
 import { ExecutionListsRepository } from './execution-lists.repository.js';
 import { ExecutionsQueryService } from './executions-query.service.js';
 import { ExecutionsProcessor } from './executions.processor.js';
@@ -39,6 +40,7 @@ import { WorkflowExecutionsController } from './workflow-executions.controller.j
     ExecutionsService,
     ConversationsService,
     ExecutionEngine,
+    ExecutionOperationsService,
     RunsRepository,
     ExecutionsQueryService,
     ExecutionListsRepository,

@@ -9,6 +9,8 @@ export interface StepRecord {
   durationMs: number;
   input: Record<string, unknown>;
   output: Record<string, unknown>;
+  /** How many times the node was attempted (1 unless it failed transiently and was tried again). */
+  attempt: number;
 }
 
 export interface OutboundMessageRecord {
@@ -39,4 +41,32 @@ export class RunWrites {
   mergeCustomerAttributes(attributes: Record<string, unknown>): void {
     this.customerAttributes = { ...this.customerAttributes, ...attributes };
   }
+
+  /** Where the writes stand now, to undo what a node attempt wrote before it failed transiently. */
+  mark(): RunWritesMark {
+    return {
+      steps: this.steps.length,
+      messages: this.messages.length,
+      events: this.events.length,
+      consumed: this.consumed.length,
+      customerAttributes: this.customerAttributes === null ? null : { ...this.customerAttributes },
+    };
+  }
+
+  /** Forgets every write recorded since `mark` (the replies read since are unread again). */
+  rollback(mark: RunWritesMark): void {
+    this.steps.length = mark.steps;
+    this.messages.length = mark.messages;
+    this.events.length = mark.events;
+    this.consumed.length = mark.consumed;
+    this.customerAttributes = mark.customerAttributes;
+  }
+}
+
+export interface RunWritesMark {
+  steps: number;
+  messages: number;
+  events: number;
+  consumed: number;
+  customerAttributes: Record<string, unknown> | null;
 }

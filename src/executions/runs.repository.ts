@@ -61,11 +61,11 @@ const COMMIT = new SqlStatement<{ id: string }>(
      WHERE e.id = ANY (ARRAY[i.id]) AND e.xmin = ANY (ARRAY[i.version::xid])
     RETURNING e.id, e.customer_id, e.trigger_execution_id, e.workflow_id, e.status, e.completed_at, i.trigger_error, i.customer_attributes
   ), steps AS (
-    INSERT INTO execution_steps (execution_id, node_id, type, status, started_at, completed_at, duration_ms, input, output, created_at)
-    SELECT e.id, s.node_id, s.type, s.status, s.started_at, s.completed_at, s.duration_ms, s.input, s.output,
+    INSERT INTO execution_steps (execution_id, node_id, type, status, started_at, completed_at, duration_ms, input, output, attempt, created_at)
+    SELECT e.id, s.node_id, s.type, s.status, s.started_at, s.completed_at, s.duration_ms, s.input, s.output, s.attempt,
            (SELECT at FROM clock) + s.ord * interval '1 microsecond'
       FROM jsonb_to_recordset($2::jsonb) AS s(execution_id uuid, node_id varchar, type varchar, status varchar, started_at timestamptz,
-                                               completed_at timestamptz, duration_ms int, input jsonb, output jsonb, ord int)
+                                               completed_at timestamptz, duration_ms int, input jsonb, output jsonb, attempt int, ord int)
       JOIN execution e ON e.id = s.execution_id
     ON CONFLICT (execution_id, node_id) DO NOTHING
   ), sent AS (
@@ -219,6 +219,7 @@ export class RunsRepository {
           duration_ms: s.durationMs,
           input: s.input,
           output: s.output,
+          attempt: s.attempt,
           ord,
         }),
       );

@@ -3,7 +3,7 @@ import type { AppConfig } from '../config/app-config.js';
 
 /**
  * Route classes (the specification's Limits table): workflow and trigger routes are read (list/get),
- * write (create/update), delete or execution (activate, deactivate, pause, resume, fire, executions
+ * write (create/update), delete or execution (activate, deactivate, pause, resume, fire, an execution's retry and cancel, executions
  * and metrics reads); analytics routes realtime, historical, reports or export. Counted per
  * credential and per resource (`workflows-write` and `triggers-write` are separate allowances).
  */

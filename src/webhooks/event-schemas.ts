@@ -27,13 +27,18 @@ const workflowCompleted = {
 export const EVENT_DATA_SCHEMAS: Record<EventType, { description: string; schema: JsonSchema }> = {
   'workflow.started': {
     description: 'A workflow execution begins',
-    schema: object('workflow.started', {
-      workflow_id: str('Workflow id', { format: 'uuid' }),
-      execution_id: str('Workflow execution id', { format: 'uuid' }),
-      customer_id: CUSTOMER,
-      trigger_id: str('The trigger that fired', { format: 'uuid' }),
-      channel: CHANNEL,
-    }),
+    schema: object(
+      'workflow.started',
+      {
+        workflow_id: str('Workflow id', { format: 'uuid' }),
+        execution_id: str('Workflow execution id', { format: 'uuid' }),
+        customer_id: CUSTOMER,
+        trigger_id: { type: 'string', format: 'uuid', nullable: true, description: 'The trigger that fired (on a retry, the original\'s; null when it had none)' },
+        channel: CHANNEL,
+        retry_of: str('Only on a retry (POST .../retry): the failed execution it re-runs', { format: 'uuid' }),
+      },
+      ['workflow_id', 'execution_id', 'customer_id', 'trigger_id', 'channel'],
+    ),
   },
   'workflow.completed': {
     description: 'A workflow finishes, with success or failure',

@@ -14,7 +14,7 @@ import { createOrganization, startTestApp, type TestApp, type TestOrganization }
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 const DAY_MS = 86_400_000;
 const EXECUTION_KEYS = [
-  'channel', 'completed_at', 'customer_id', 'duration_ms', 'id', 'input', 'output', 'started_at', 'status', 'trigger_id', 'workflow_id',
+  'channel', 'completed_at', 'customer_id', 'duration_ms', 'id', 'input', 'output', 'retry_of', 'started_at', 'status', 'trigger_id', 'workflow_id',
   'workflow_version',
 ];
 const TRIGGER_EXECUTION_KEYS = ['completed_at', 'duration_ms', 'id', 'input', 'output', 'status', 'trigger_id', 'triggered_at', 'workflow_id'];
@@ -220,7 +220,7 @@ describe('execution read side', () => {
       expect(byId.get(e.e1)).toEqual({
         id: e.e1, workflow_id: wf, status: 'success', started_at: '2025-03-03T09:15:00.000Z', completed_at: '2025-03-03T09:15:01.000Z',
         duration_ms: 1000, customer_id: '+15551234567', channel: 'whatsapp', input: { message: 'message e1' },
-        output: { response: 'response e1', next_action: 'end' }, workflow_version: 1, trigger_id: null,
+        output: { response: 'response e1', next_action: 'end' }, workflow_version: 1, trigger_id: null, retry_of: null,
       });
       expect(byId.get(e.e4)).toMatchObject({ status: 'running', completed_at: null, duration_ms: null, output: null, channel: null, customer_id: 'carol' });
     });
@@ -295,15 +295,15 @@ describe('execution read side', () => {
       expect(res.body.data.steps).toEqual([
         {
           node_id: 'welcome', type: 'message', status: 'completed', started_at: '2025-03-03T09:15:00.000Z', completed_at: '2025-03-03T09:15:00.200Z',
-          duration_ms: 200, input: {}, output: { message_sent: 'Hello! How can we help?' },
+          duration_ms: 200, input: {}, output: { message_sent: 'Hello! How can we help?' }, attempt: 1,
         },
         {
           node_id: 'answer', type: 'ai_response', status: 'completed', started_at: '2025-03-03T09:15:00.200Z', completed_at: '2025-03-03T09:15:00.700Z',
-          duration_ms: 500, input: { message: 'message e1' }, output: { response: 'We open at 9', confidence: 0.82 },
+          duration_ms: 500, input: { message: 'message e1' }, output: { response: 'We open at 9', confidence: 0.82 }, attempt: 1,
         },
         {
           node_id: 'contact', type: 'form', status: 'completed', started_at: '2025-03-03T09:15:00.700Z', completed_at: '2025-03-03T09:15:01.000Z',
-          duration_ms: 300, input: { fields: ['email'] }, output: { answers: { email: 'ann@example.com' } },
+          duration_ms: 300, input: { fields: ['email'] }, output: { answers: { email: 'ann@example.com' } }, attempt: 1,
         },
       ]);
     });

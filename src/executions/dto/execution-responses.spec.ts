@@ -49,13 +49,13 @@ describe('WorkflowExecutionResponse', () => {
     id: 'we', organizationId: 'org', workflowId: 'wf', workflowVersion: 3, triggerId: 'tr', triggerExecutionId: 'te', customerId: 'internal-uuid',
     customerRef: '+1555', channel: 'whatsapp', status: 'failed', input: { message: 'hi' }, output: { response: 'r', next_action: 'end' },
     error: { code: 'NODE_FAILED', message: 'boom', node_id: 'n1' }, state: { cursor: 'n2' }, waiting: false, waitExpiresAt: null,
-    startedAt: at, completedAt: at, durationMs: 12, createdAt: at, updatedAt: at,
+    startedAt: at, completedAt: at, durationMs: 12, retryOf: 'we0', createdAt: at, updatedAt: at,
   } as WorkflowExecution;
 
   it('shows the client\'s customer id and none of the engine\'s bookkeeping in list items', () => {
     expect(WorkflowExecutionResponse.from(execution)).toEqual({
       id: 'we', workflow_id: 'wf', status: 'failed', started_at: at, completed_at: at, duration_ms: 12, customer_id: '+1555', channel: 'whatsapp',
-      input: { message: 'hi' }, output: { response: 'r', next_action: 'end' }, workflow_version: 3, trigger_id: 'tr',
+      input: { message: 'hi' }, output: { response: 'r', next_action: 'end' }, workflow_version: 3, trigger_id: 'tr', retry_of: 'we0',
     });
   });
 

@@ -23,7 +23,9 @@ export class WorkflowExecutionResponse {
   @ApiProperty({ type: WorkflowExecutionOutputDoc, nullable: true, description: 'null until the first node has run' })
   output: WorkflowExecutionOutputDoc | null;
   @ApiProperty({ description: 'The workflow version the execution runs' }) workflow_version: number;
-  @ApiProperty({ type: String, nullable: true, description: 'The trigger that started it' }) trigger_id: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'The trigger that started it (on a retry, the original\'s)' }) trigger_id: string | null;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The failed execution this one re-runs (POST .../retry); null otherwise' })
+  retry_of: string | null;
 
   static from(e: WorkflowExecution): WorkflowExecutionResponse {
     return {
@@ -39,6 +41,7 @@ export class WorkflowExecutionResponse {
       output: e.output,
       workflow_version: e.workflowVersion,
       trigger_id: e.triggerId,
+      retry_of: e.retryOf ?? null,
     };
   }
 }
@@ -52,6 +55,8 @@ export class ExecutionStepResponse {
   @ApiProperty() duration_ms: number;
   @ApiProperty(OBJECT) input: Record<string, unknown>;
   @ApiProperty({ ...OBJECT, description: 'e.g. message_sent; response and confidence (0..1) for ai_response' }) output: Record<string, unknown>;
+  @ApiProperty({ type: 'integer', minimum: 1, description: 'How many times the node was attempted: above 1 when it failed transiently and was tried again with back-off (NODE_RETRY_ATTEMPTS)' })
+  attempt: number;
 
   static from(s: ExecutionStep): ExecutionStepResponse {
     return {
@@ -63,6 +68,7 @@ export class ExecutionStepResponse {
       duration_ms: s.durationMs,
       input: s.input,
       output: s.output,
+      attempt: s.attempt,
     };
   }
 }

@@ -34,6 +34,10 @@ export class ExecutionStep {
   @Column({ type: 'jsonb', default: () => `'{}'::jsonb` })
   output: Record<string, unknown>;
 
+  /** How many times the node was attempted: more than 1 when it failed transiently and was tried again. */
+  @Column({ type: 'int', default: 1 })
+  attempt: number;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

@@ -82,6 +82,10 @@ export class WorkflowExecution {
   @Column({ name: 'duration_ms', type: 'int', nullable: true })
   durationMs: number | null;
 
+  /** The failed execution this one re-runs (POST .../retry); null for an execution a trigger started. */
+  @Column({ name: 'retry_of', type: 'uuid', nullable: true })
+  retryOf: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

@@ -1,13 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AiProviderError, KnowledgeBaseNotFoundError } from '../../knowledge-bases/knowledge-bases.errors.js';
 import { KNOWLEDGE_RESPONDER, type KnowledgeResponder } from '../../knowledge-bases/knowledge-responder.js';
-import type { NodeContext, NodeHandler, NodeOutcome } from './node-handler.js';
+import { TransientNodeError, type NodeContext, type NodeHandler, type NodeOutcome } from './node-handler.js';
 
 /**
  * Answers the customer's latest message from the node's knowledge base. The node fails only for
  * its own reasons: its knowledge base does not exist, or the provider refused the request. Any
- * other error (the provider timing out or failing, the database or network down) is thrown, so
- * that the execution's job is retried with back-off from its last committed state.
+ * other error (the provider timing out or failing, the database or network down) is thrown: the
+ * engine attempts the node again with back-off (NODE_RETRY_ATTEMPTS) before failing the execution.
  */
 @Injectable()
 export class AiResponseNodeHandler implements NodeHandler {
@@ -26,7 +26,9 @@ export class AiResponseNodeHandler implements NodeHandler {
       if (error instanceof KnowledgeBaseNotFoundError) {
         return { status: 'failed', input, error: { code: 'KNOWLEDGE_BASE_NOT_FOUND', message: `Knowledge base "${knowledgeBase}" not found` } };
       }
-      if (error instanceof AiProviderError && !error.transient) {
+      if (error instanceof AiProviderError) {
+        // Its message names the status or kind of failure, never the provider's body: a client may read it.
+        if (error.transient) throw new TransientNodeError(error.message, { cause: error });
         return { status: 'failed', input, error: { code: 'AI_RESPONSE_FAILED', message: error.message } };
       }
       throw error;

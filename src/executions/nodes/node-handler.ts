@@ -31,6 +31,19 @@ export interface NodeHandler {
 
 export const NODE_HANDLERS = Symbol('NODE_HANDLERS');
 
+/**
+ * Thrown by a handler for a failure that asking again later may cure (a provider's timeout, 429 or
+ * 5xx), with a message a client may read (never an upstream body). The engine attempts the node
+ * again with back-off; any other error a handler throws (database, network) is retried the same
+ * way but shown to clients without its message.
+ */
+export class TransientNodeError extends Error {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, options);
+    this.name = 'TransientNodeError';
+  }
+}
+
 /** Thrown by a handler (or the context) for a failure of the node itself: recorded as a failed step, not retried. */
 export class NodeFailure extends Error {
   constructor(
