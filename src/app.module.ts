@@ -15,6 +15,8 @@ import { loggerOptions } from './common/http/logger.options.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { dataSourceOptions } from './database/data-source.options.js';
+import { IdempotencyGuard } from './idempotency/idempotency.guard.js';
+import { IdempotencyModule } from './idempotency/idempotency.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { ExecutionsModule, ExecutionsWorkerModule } from './executions/executions.module.js';
@@ -46,6 +48,7 @@ export class AppModule {
         CryptoModule,
         RateLimitsModule,
         AuthModule,
+        IdempotencyModule,
         HealthModule,
         MetricsModule,
         WorkflowsModule,
@@ -61,10 +64,12 @@ export class AppModule {
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: ErrorEnvelopeFilter },
-        // In order: who is calling, how much they may still ask (DESIGN §10), then may they do this.
+        // In order: who is calling, how much they may still ask (DESIGN §10), may they do this, then
+        // has this request (its Idempotency-Key) been answered already (src/idempotency).
         { provide: APP_GUARD, useExisting: AuthenticationGuard },
         { provide: APP_GUARD, useExisting: RateLimitGuard },
         { provide: APP_GUARD, useExisting: AccessGuard },
+        { provide: APP_GUARD, useExisting: IdempotencyGuard },
       ],
     };
   }

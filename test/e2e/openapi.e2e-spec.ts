@@ -218,6 +218,31 @@ describe('OpenAPI document', () => {
     expect(headers['RateLimit-Policy']?.schema?.type).toBe('string');
   });
 
+  it('documents Idempotency-Key on every authenticated POST under /v1, with its 409, 422, 503 and Idempotent-Replayed, and nowhere else', () => {
+    const problems: string[] = [];
+    let keyed = 0;
+    for (const { path, method, where, op } of operations()) {
+      const header = (op.parameters ?? []).find((p) => p.in === 'header' && p.name === 'Idempotency-Key');
+      const expected = method === 'post' && path.startsWith('/v1/') && !PUBLIC_PATHS.test(path);
+      if (!expected) {
+        if (header) problems.push(`${where}: documents Idempotency-Key`);
+        continue;
+      }
+      keyed += 1;
+      if (!header) problems.push(`${where}: no Idempotency-Key`);
+      else if (header.required !== false || header.schema?.maxLength !== 255 || header.schema?.minLength !== 1) problems.push(`${where}: ${JSON.stringify(header)}`);
+      const responses = op.responses as Record<string, { description?: string; headers?: Record<string, { $ref?: string }> }>;
+      if (!responses['409']?.description?.includes('IDEMPOTENCY_KEY_IN_USE')) problems.push(`${where}: 409 without IDEMPOTENCY_KEY_IN_USE`);
+      if (!responses['422']?.description?.includes('IDEMPOTENCY_KEY_REUSED')) problems.push(`${where}: 422 without IDEMPOTENCY_KEY_REUSED`);
+      if (responses['503']?.headers?.['Retry-After']?.$ref !== '#/components/headers/Retry-After') problems.push(`${where}: 503 without Retry-After`);
+      for (const [status, response] of Object.entries(responses)) {
+        if (/^2/.test(status) && response.headers?.['Idempotent-Replayed']?.$ref !== '#/components/headers/Idempotent-Replayed') problems.push(`${where} ${status}: no Idempotent-Replayed`);
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(keyed).toBeGreaterThan(15);
+  });
+
   it('documents a 2xx for every operation but the consent form, which only redirects (302)', () => {
     const without = operations().filter(({ op }) => !Object.keys(op.responses).some((s) => /^2/.test(s))).map(({ where }) => where);
     expect(without).toEqual(['POST /oauth/authorize']);

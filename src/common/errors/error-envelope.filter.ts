@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { EarlyAnswerLimits } from '../../auth/guards/early-answer-limits.js';
 import { clientDataErrorCode } from '../../database/postgres-errors.js';
 import { allowedMethods, type RouterLike } from '../http/allowed-methods.js';
+import { PreparedResponse } from '../http/prepared-response.js';
 import { InternalError, InvalidRequestError, MethodNotAllowedError, PayloadTooLargeError, RouteNotFoundError } from './common.errors.js';
 import { DomainError } from './domain-error.js';
 
@@ -36,6 +37,10 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     if (host.getType() !== 'http') throw exception;
     const req = host.switchToHttp().getRequest<Request>();
     const res = host.switchToHttp().getResponse<Response>();
+    if (exception instanceof PreparedResponse) {
+      if (!res.headersSent) exception.writeTo(res);
+      return;
+    }
     const error = this.toDomainError(exception, req);
 
     if (error.status >= 500) {

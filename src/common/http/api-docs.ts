@@ -6,7 +6,7 @@ export class ErrorBodyDto {
   @ApiProperty() message: string;
   @ApiPropertyOptional() details?: string;
   @ApiPropertyOptional({ description: 'Dot path of the offending request field', example: 'configuration.nodes[0].content' }) field?: string;
-  @ApiPropertyOptional({ description: 'Seconds to wait (rate limit only)' }) retry_after?: number;
+  @ApiPropertyOptional({ description: 'Seconds to wait before retrying (429 RATE_LIMIT_EXCEEDED, 409 IDEMPOTENCY_KEY_IN_USE, 503 SERVICE_UNAVAILABLE)' }) retry_after?: number;
 }
 
 export class ErrorEnvelopeDto {

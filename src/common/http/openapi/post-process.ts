@@ -1,5 +1,6 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { ERROR_DESCRIPTIONS } from '../api-docs.js';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENT_REPLAYED_HEADER } from '../idempotency-headers.js';
 import type { RouteFacts } from './routes.js';
 import { discriminationOf, isClosedSchema } from './schema-markers.js';
 import { propertyRules, validatedClasses, type SchemaObject } from './validator-schemas.js';
@@ -21,6 +22,24 @@ export const RATE_LIMIT_HEADERS: Record<string, { description: string; schema: S
   'RateLimit-Policy': { description: 'IETF draft-ietf-httpapi-ratelimit-headers: every limit applied, e.g. `"credential";q=1000;w=3600, "workflows-delete";q=50;w=3600`', schema: { type: 'string' } },
   RateLimit: { description: 'IETF draft-ietf-httpapi-ratelimit-headers: the tightest limit, e.g. `"workflows-delete";r=49;t=3512`', schema: { type: 'string' } },
 };
+/** Idempotency-Key (src/idempotency): a header parameter of every authenticated POST under /v1. */
+const IDEMPOTENCY_KEY_PARAMETER = {
+  in: 'header',
+  name: IDEMPOTENCY_KEY_HEADER,
+  required: false,
+  description:
+    'Makes a retry safe: the first answer (2xx, or a 4xx other than 400, 422 and 429) is stored for 24 h per credential and replayed for ' +
+    `a repeat with the same method, path and body, with \`${IDEMPOTENT_REPLAYED_HEADER}: true\`. A 400, 422, 429 or 5xx answer is not stored: ` +
+    'the key can be retried. E.g. a V4 UUID.',
+  schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, pattern: '^[ -~]+$' },
+};
+const IDEMPOTENCY_ERRORS: Record<string, string> = {
+  '409': `IDEMPOTENCY_KEY_IN_USE: the first request with this ${IDEMPOTENCY_KEY_HEADER} is still being processed (Retry-After)`,
+  '422': `IDEMPOTENCY_KEY_REUSED: this ${IDEMPOTENCY_KEY_HEADER} was used for a different request`,
+  '503': `SERVICE_UNAVAILABLE: a request with an ${IDEMPOTENCY_KEY_HEADER} cannot be served while the key store (Redis) is unreachable (Retry-After)`,
+};
+/** Statuses a replay can answer (stored answers), which carry Idempotent-Replayed when replayed. */
+const REPLAYABLE = (status: string) => /^[23]\d\d$/.test(status) || ['404', '409'].includes(status);
 const RETRY_AFTER_HEADER = { description: 'Seconds to wait before retrying (equals `error.retry_after`)', schema: { type: 'integer', minimum: 1 } };
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace', 'search'];
@@ -65,8 +84,14 @@ export function postProcessOpenApi(generated: OpenAPIObject, options: PostProces
       // A body on GET is undefined in HTTP; no client sends one.
       if (method === 'get' || method === 'head') delete operation.requestBody;
       documentErrors(operation, path, facts, options.errorSchema(path));
+      if (method === 'post' && path.startsWith('/v1/') && facts && !facts.isPublic) documentIdempotency(operation, options.errorSchema(path));
       if (facts?.rateLimited) documentRateLimits(operation);
     }
+  }
+  if (Object.values(document.paths).some((item) => Object.values(item as Record<string, Operation>).some((op) => op?.responses?.['503']?.headers?.['Retry-After']))) {
+    const headers = (document.components.headers ??= {}) as Record<string, unknown>;
+    headers['Retry-After'] = RETRY_AFTER_HEADER;
+    headers[IDEMPOTENT_REPLAYED_HEADER] = { description: `Present (\`true\`) on an answer replayed for a repeated ${IDEMPOTENCY_KEY_HEADER}`, schema: { type: 'string', enum: ['true'] } };
   }
   if (Object.values(document.paths).some((item) => Object.values(item as Record<string, Operation>).some((op) => op?.responses?.['429']?.headers))) {
     const headers = (document.components.headers ??= {}) as Record<string, unknown>;
@@ -139,6 +164,25 @@ function documentErrors(operation: Operation, path: string, facts: RouteFacts | 
     response.description ||= description;
     // Other media types a route documents for the status (the consent page's HTML) are kept.
     response.content = { ...response.content, 'application/json': { schema: structuredClone(schema) } };
+  }
+}
+
+/**
+ * Idempotency-Key: the header parameter, 409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED and
+ * 503 when Redis is unreachable (each added to what the route already documents for the status),
+ * and Idempotent-Replayed on the answers a replay can give.
+ */
+function documentIdempotency(operation: Operation, schema: SchemaObject): void {
+  (operation.parameters ??= []).push(structuredClone(IDEMPOTENCY_KEY_PARAMETER));
+  for (const [status, description] of Object.entries(IDEMPOTENCY_ERRORS)) {
+    const response = operation.responses[status];
+    if (response) response.description = response.description ? `${response.description}; or ${description}` : description;
+    else operation.responses[status] = { description, content: { 'application/json': { schema: structuredClone(schema) } } };
+  }
+  operation.responses['409'].headers = { ...operation.responses['409'].headers, 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
+  operation.responses['503'].headers = { ...operation.responses['503'].headers, 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
+  for (const [status, response] of Object.entries(operation.responses)) {
+    if (REPLAYABLE(status)) response.headers = { ...response.headers, [IDEMPOTENT_REPLAYED_HEADER]: { $ref: `#/components/headers/${IDEMPOTENT_REPLAYED_HEADER}` } };
   }
 }
 
