@@ -53,7 +53,7 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
       metricsMiddleware,
       // Before the parsers: a body of a type the route does not take is 415, unparsed.
       bodyMediaTypeMiddleware(BODY_MEDIA_RULES),
-      ...bodyParsers(app),
+      bodyParsers(app),
       // After the parsers, before routing: NUL, lone surrogates and over-deep nesting are 400 for every route.
       storableInputMiddleware,
     ]),
@@ -68,7 +68,7 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
  * middlewareChain: app.useBodyParser mounts each as a layer of its own through the adapter's
  * `use`, which is borrowed here to collect them instead.
  */
-function bodyParsers(app: NestExpressApplication): [RequestHandler] {
+function bodyParsers(app: NestExpressApplication): RequestHandler {
   const adapter = app.getHttpAdapter() as unknown as { use(handler: RequestHandler): unknown };
   const parsers: RequestHandler[] = [];
   adapter.use = (handler: RequestHandler) => parsers.push(handler);
@@ -85,16 +85,14 @@ function bodyParsers(app: NestExpressApplication): [RequestHandler] {
   // Most requests (every GET) have no body: each parser would only find that out, in turn (and
   // call `debug` with its arguments). type-is's hasBody, which each parser asks first; like them,
   // a request without a body gets `req.body` undefined.
-  return [
-    function bodyParsers(req: Request, res: Response, next: NextFunction): void {
-      if (req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(req.headers['content-length']))) {
-        void parseBody(req, res, next);
-        return;
-      }
-      if (!Reflect.has(req, 'body')) req.body = undefined;
-      next();
-    },
-  ];
+  return function bodyParsers(req: Request, res: Response, next: NextFunction): void {
+    if (req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(req.headers['content-length']))) {
+      void parseBody(req, res, next);
+      return;
+    }
+    if (!Reflect.has(req, 'body')) req.body = undefined;
+    next();
+  };
 }
 
 /** A process without HTTP that runs the queue processors (APP_ROLE=worker). */
