@@ -1,6 +1,7 @@
 import { NestFactory, Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { INestApplicationContext } from '@nestjs/common';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger, PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
@@ -10,6 +11,7 @@ import { ErrorEnvelopeDto } from './common/http/api-docs.js';
 import { postProcessOpenApi } from './common/http/openapi/post-process.js';
 import { collectRouteFacts } from './common/http/openapi/routes.js';
 import { bodyMediaTypeMiddleware, JSON_MEDIA_TYPES, storableInputMiddleware, type BodyMediaRule } from './common/http/input-guard.middleware.js';
+import { middlewareChain } from './common/http/middleware-chain.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
 import { requestLogMiddleware } from './common/http/request-log.middleware.js';
 import type { AppConfig } from './config/app-config.js';
@@ -41,22 +43,56 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
   // Express would hash every JSON body (SHA-1) to offer an ETag. API clients do not send
   // If-None-Match, and a 304 still costs the whole query and serialisation, so it is pure overhead.
   app.set('etag', false);
-  // Before the body parsers, so that a request refused while parsing still has an id and a log line.
-  app.use(requestIdMiddleware);
-  // Outside a request, PinoLogger's logger is the application's root pino logger.
-  app.use(requestLogMiddleware((await app.resolve<PinoLogger>(PinoLogger)).logger));
-  app.use(metricsMiddleware);
-  // Before the parsers: a body of a type the route does not take is 415, unparsed.
-  app.use(bodyMediaTypeMiddleware(BODY_MEDIA_RULES));
-  app.useBodyParser('json', { limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
-  app.useBodyParser('urlencoded', { limit: BODY_LIMIT, extended: false });
-  // Inbound webhooks may send any text; their signature covers the raw bytes (req.rawBody).
-  app.useBodyParser('text', { limit: BODY_LIMIT, type: 'text/*' });
-  // After the parsers, before routing: NUL, lone surrogates and over-deep nesting are 400 for every route.
-  app.use(storableInputMiddleware);
+  // Every middleware before the routes, in this order, as one Express layer (see middlewareChain).
+  app.use(
+    middlewareChain([
+      // Before the body parsers, so that a request refused while parsing still has an id and a log line.
+      requestIdMiddleware,
+      // Outside a request, PinoLogger's logger is the application's root pino logger.
+      requestLogMiddleware((await app.resolve<PinoLogger>(PinoLogger)).logger),
+      metricsMiddleware,
+      // Before the parsers: a body of a type the route does not take is 415, unparsed.
+      bodyMediaTypeMiddleware(BODY_MEDIA_RULES),
+      bodyParsers(app),
+      // After the parsers, before routing: NUL, lone surrogates and over-deep nesting are 400 for every route.
+      storableInputMiddleware,
+    ]),
+  );
   app.enableShutdownHooks();
   setupOpenApi(app, config);
   return app;
+}
+
+/**
+ * The body parsers, as Nest builds them (`rawBody` kept for the inbound webhooks' signatures), for
+ * middlewareChain: app.useBodyParser mounts each as a layer of its own through the adapter's
+ * `use`, which is borrowed here to collect them instead.
+ */
+function bodyParsers(app: NestExpressApplication): RequestHandler {
+  const adapter = app.getHttpAdapter() as unknown as { use(handler: RequestHandler): unknown };
+  const parsers: RequestHandler[] = [];
+  adapter.use = (handler: RequestHandler) => parsers.push(handler);
+  try {
+    app.useBodyParser('json', { limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
+    app.useBodyParser('urlencoded', { limit: BODY_LIMIT, extended: false });
+    // Inbound webhooks may send any text; their signature covers the raw bytes (req.rawBody).
+    app.useBodyParser('text', { limit: BODY_LIMIT, type: 'text/*' });
+  } finally {
+    delete (adapter as { use?: unknown }).use;
+  }
+  if (parsers.length !== 3) throw new Error(`expected 3 body parsers from useBodyParser, got ${parsers.length}`);
+  const parseBody = middlewareChain(parsers);
+  // Most requests (every GET) have no body: each parser would only find that out, in turn (and
+  // call `debug` with its arguments). type-is's hasBody, which each parser asks first; like them,
+  // a request without a body gets `req.body` undefined.
+  return function bodyParsers(req: Request, res: Response, next: NextFunction): void {
+    if (req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(req.headers['content-length']))) {
+      void parseBody(req, res, next);
+      return;
+    }
+    if (!Reflect.has(req, 'body')) req.body = undefined;
+    next();
+  };
 }
 
 /** A process without HTTP that runs the queue processors (APP_ROLE=worker). */

@@ -13,7 +13,7 @@ export async function obtainOAuthToken(ctx, appUrl, scopes = ['workflows:read'])
   const org = me.body?.data?.organization_id;
   const email = `bench-${randomBytes(6).toString('hex')}@example.com`;
   const password = randomBytes(18).toString('base64url');
-  await run(process.execPath, ['dist/src/cli.js', 'user:create', '--org', org, '--email', email, '--password', password], {
+  await run(process.execPath, ['dist/src/cli.js', 'user:create', '--org', org, '--email', email, `--password=${password}`], {
     cwd: ROOT,
     env: ctx.childEnv({ REDIS_URL: ctx.config.redisUrl, REDIS_KEY_PREFIX: ctx.redisKeyPrefix, LOG_LEVEL: 'warn' }),
   });

@@ -2,6 +2,7 @@ import { Inject, Injectable, Optional, type ExecutionContext, type Type } from '
 import { ModuleRef, Reflector } from '@nestjs/core';
 import { getOptionsToken, getStorageToken, ThrottlerGuard, type ThrottlerModuleOptions, type ThrottlerStorage } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
+import { handlerDeclaration, routeDeclaration } from '../common/reflection/route-declarations.js';
 import { NO_RATE_LIMIT, RATE_LIMIT_CLASS, REQUEST_LIMIT_SOURCE, type RequestLimitSource } from './rate-limit.decorators.js';
 import { RequestLimits } from './request-limits.service.js';
 
@@ -31,14 +32,12 @@ export class RateLimitGuard extends ThrottlerGuard {
     const req = context.switchToHttp().getRequest<Request>();
     // The request reached the throttler: an error answered later is not counted again (ErrorEnvelopeFilter).
     RequestLimits.markConsidered(req);
-    const handler = context.getHandler();
-    const targets = [handler, context.getClass()];
-    if (this.reflector.getAllAndOverride(NO_RATE_LIMIT, targets) !== undefined) return true;
+    if (routeDeclaration(this.reflector, NO_RATE_LIMIT, context) !== undefined) return true;
     const res = context.switchToHttp().getResponse<Response>();
     if (req.principal) {
-      const resource = this.reflector.get(REQUEST_LIMIT_SOURCE, handler);
+      const resource = handlerDeclaration(this.reflector, REQUEST_LIMIT_SOURCE, context);
       const own = resource ? await this.source(resource.source).limitFor(req, req.principal) : undefined;
-      await this.limits.authenticated(req, res, req.principal, this.reflector.getAllAndOverride(RATE_LIMIT_CLASS, targets), own);
+      await this.limits.authenticated(req, res, req.principal, routeDeclaration(this.reflector, RATE_LIMIT_CLASS, context), own);
     } else await this.limits.anonymous(req, res);
     return true;
   }

@@ -89,6 +89,26 @@ describe('common layer and operations', () => {
     });
   });
 
+  describe('middleware', () => {
+    it('runs every middleware of ours before the routes as ONE Express layer (the router pays per layer)', () => {
+      const router = t.app.getHttpAdapter().getInstance().router as { stack: { route?: unknown; name: string }[] };
+      const beforeRoutes = router.stack.slice(0, router.stack.findIndex((layer) => layer.route));
+      expect(beforeRoutes.map((layer) => layer.name).filter((name) => name !== '<anonymous>')).toEqual(['middlewareChain']);
+      // Nest's own request hook is the other one.
+      expect(beforeRoutes).toHaveLength(2);
+    });
+
+    it('parses bodies of every media type a route takes, and refuses others, through the one layer', async () => {
+      const bad = await t.http.post('/v1/workflows').set(org.auth()).set('Content-Type', 'application/json').send('{"name":');
+      expect(bad.status).toBe(400);
+      expect(bad.headers['x-request-id']).toMatch(UUID);
+      const form = await t.http.post('/v1/workflows').set(org.auth()).type('form').send('name=x');
+      expect(form.status).toBe(415);
+      const text = await t.http.post('/v1/workflows').set(org.auth()).set('Content-Type', 'text/plain').send('hello');
+      expect(text.status).toBe(415);
+    });
+  });
+
   describe('request ids', () => {
     it('echoes a given X-Request-Id and generates a uuid when none is given', async () => {
       const given = await t.http.get('/health/live').set('X-Request-Id', 'client-id_1.2:3');

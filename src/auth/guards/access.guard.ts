@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { levelAllows, requiredLevel, scopeFor, scopesAllow } from '../access.js';
 import { InsufficientPermissionsError, ScopeInsufficientError } from '../auth.errors.js';
+import { routeDeclaration } from '../../common/reflection/route-declarations.js';
 import { ACCESS, PUBLIC } from '../decorators/access.decorators.js';
 
 /**
@@ -14,9 +15,8 @@ export class AccessGuard implements CanActivate {
   constructor(private readonly reflector: Reflector) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride(PUBLIC, targets)) return true;
-    const requirement = this.reflector.getAllAndOverride(ACCESS, targets);
+    if (routeDeclaration(this.reflector, PUBLIC, context)) return true;
+    const requirement = routeDeclaration(this.reflector, ACCESS, context);
     const principal = context.switchToHttp().getRequest<Request>().principal;
     if (!principal || !requirement) throw new InsufficientPermissionsError();
     if (requirement === 'any') return true;

@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard, type AuthGuardAuthenticateOptions } from '@nestjs/passport';
 import type { Request, Response } from 'express';
 import { DomainError } from '../../common/errors/domain-error.js';
+import { routeDeclaration } from '../../common/reflection/route-declarations.js';
 import { RequestLimits } from '../../rate-limits/request-limits.service.js';
 import type { Principal } from '../access.js';
 import { MissingAuthenticationError } from '../auth.errors.js';
@@ -31,7 +32,7 @@ export class AuthenticationGuard extends AuthGuard() {
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (this.reflector.getAllAndOverride(PUBLIC, [context.getHandler(), context.getClass()])) return true;
+    if (routeDeclaration(this.reflector, PUBLIC, context)) return true;
     try {
       return (await super.canActivate(context)) as boolean;
     } catch (error) {
