@@ -24,11 +24,12 @@ export class SchedulesProcessor {
    */
   @Process(ScheduleJobs.tick)
   async tick(job: Job<TickJob>): Promise<TickResult | null> {
-    const result = await this.firing.fireSchedule(job);
-    if (!result) {
-      this.logger.warn(`Tick for trigger ${job.data.triggerId}, which no longer exists or has another schedule now: its job was removed`);
+    const outcome = await this.firing.fireSchedule(job);
+    if ('skipped' in outcome) {
+      if (outcome.skipped === 'stale') this.logger.warn(`Tick for trigger ${job.data.triggerId}, which no longer exists or has another schedule now: its job was removed`);
+      else this.logger.warn(`Tick ${job.id} of trigger ${job.data.triggerId} ran again (its worker stopped before completing it): its slot has fired already`);
       return null;
     }
-    return { trigger_execution_id: result.triggerExecutionId, workflow_execution_id: result.workflowExecutionId };
+    return { trigger_execution_id: outcome.fired.triggerExecutionId, workflow_execution_id: outcome.fired.workflowExecutionId };
   }
 }

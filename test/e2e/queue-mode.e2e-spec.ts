@@ -2,10 +2,11 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { getQueueToken } from '@nestjs/bull';
-import type { Queue } from 'bull';
+import type { Job, Queue } from 'bull';
 import { CORE_SCHEMA, load, mergeTag } from 'js-yaml';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { SchedulesProcessor } from '../../src/triggers/schedules.processor.js';
 import { SCHEDULES_QUEUE, ScheduleJobs } from '../../src/triggers/triggers.queue.js';
 import { createTrigger } from '../factories/triggers.js';
 import { ApiProcess, freePort } from '../utils/api-process.js';
@@ -181,8 +182,9 @@ describe('queue mode: two API processes and two workers', { timeout: 240_000 }, 
     // ... each firing is one execution, and every execution of the trigger is one of those firings.
     const executions: { id: string; status: string }[] = await db.query(`SELECT id, status FROM workflow_executions WHERE trigger_id = $1`, [scheduleTriggerId]);
     expect(executions.map((e) => e.id).sort()).toEqual(firedTicks.map((tick) => tick.result!.workflow_execution_id).sort());
-    const [triggerExecutions] = await db.query(`SELECT count(*)::int AS n FROM trigger_executions WHERE trigger_id = $1`, [scheduleTriggerId]);
-    expect(triggerExecutions.n).toBe(slots.length);
+    // Each firing records the slot it stands for.
+    const recorded: { slot: string }[] = await db.query(`SELECT input->'metadata'->>'scheduled_for' AS slot FROM trigger_executions WHERE trigger_id = $1`, [scheduleTriggerId]);
+    expect(recorded.map((r) => r.slot).sort()).toEqual(slots.map((slot) => new Date(slot).toISOString()).sort());
     // No customer to send to: each ran to its end once, failing with NO_RECIPIENT (see engine.e2e-spec).
     expect(new Set(executions.map((e) => e.status))).toEqual(new Set(['failed']));
     // Slots are whole seconds, consecutive ones a second apart.
@@ -211,5 +213,50 @@ describe('queue mode: two API processes and two workers', { timeout: 240_000 }, 
     // A probe port, not an API.
     expect((await fetch(`http://127.0.0.1:${port}/v1/me`)).status).toBe(404);
     expect((await fetch(`http://127.0.0.1:${port}/health/live`, { method: 'POST' })).status).toBe(405);
+  });
+});
+
+/**
+ * Bull runs a job again when the worker that held it stopped before marking it completed (a stalled
+ * job: SIGKILL, OOM, a lost Redis lock). For a schedule tick whose firing had committed, that would
+ * fire the slot twice; the slot is recorded with the firing, and the second run fires nothing.
+ */
+describe('a schedule tick run twice (a stalled job taken again)', { timeout: 60_000 }, () => {
+  let t: TestApp;
+  let org: TestOrganization;
+
+  beforeAll(async () => {
+    // Queues of its own, so that the ticks are run by this test alone.
+    t = await startTestApp({ APP_ROLE: 'all', RATE_LIMITS_ENABLED: 'false', REDIS_KEY_PREFIX: `${inject('redisKeyPrefix')}:stall` });
+    org = await createOrganization(t);
+  });
+  afterAll(() => t?.close());
+
+  it('fires its slot once', async () => {
+    const workflow = await t.http.post('/v1/workflows').set(org.auth('read_write')).send({
+      name: `stalled-tick-${Date.now()}`,
+      channel: 'whatsapp',
+      configuration: { nodes: [{ id: 'm', type: 'message', content: 'scheduled' }] },
+    });
+    expect((await t.http.post(`/v1/workflows/${workflow.body.data.id}/activate`).set(org.auth('read_write'))).status).toBe(200);
+    const trigger = await createTrigger(t, org, workflow.body.data.id, 'schedule', { cron_expression: '0 4 1 1 *', timezone: 'UTC' });
+    const queue = t.app.get<Queue>(getQueueToken(SCHEDULES_QUEUE));
+    const [tick] = (await queue.getDelayed()).filter((j) => j.data?.triggerId === trigger.id);
+    const slot = new Date(Number(String(tick.id).split(':').pop())).toISOString();
+
+    const processor = t.app.get(SchedulesProcessor);
+    const first = await processor.tick(tick as Job<never>);
+    expect(first?.workflow_execution_id).toEqual(expect.any(String));
+    // The same job again, as Bull hands out a stalled one: nothing more fires.
+    expect(await processor.tick(tick as Job<never>)).toBeNull();
+
+    const db = t.app.get(DataSource);
+    const rows: { scheduled_for: string; workflow_execution_id: string }[] = await db.query(
+      `SELECT input->'metadata'->>'scheduled_for' AS scheduled_for, workflow_execution_id FROM trigger_executions WHERE trigger_id = $1`,
+      [trigger.id],
+    );
+    expect(rows).toEqual([{ scheduled_for: slot, workflow_execution_id: first!.workflow_execution_id }]);
+    const detail = await t.http.get(`/v1/triggers/${trigger.id}/executions`).set(org.auth('read_only'));
+    expect(detail.body.data).toHaveLength(1);
   });
 });
