@@ -2,7 +2,7 @@
 // rate limits ON (figures out of reach), measured from /proc/<pid>/stat over alternating autocannon runs:
 // steadier than req/s on a shared machine. With BEFORE_DIR=<dir holding dist/ and node_modules> a second
 // app of that build runs on the same database and Redis and is measured interleaved (A/B of two builds).
-// PROF=1 writes --cpu-prof profiles to /tmp/authprof. Usage (after npx nest build):
+// PROF=1 writes --cpu-prof profiles to /tmp/authprof. Usage (after npm run build):
 //   BEFORE_DIR=/tmp/limits-before N=2000 ROUNDS=4 C=50 node bench/auth-cpu.mjs      (docs/PERFORMANCE.md)
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';

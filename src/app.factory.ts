@@ -3,7 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { Logger, PinoLogger } from 'nestjs-pino';
+import { AppLogger, RootLogger } from './common/logging/app-logger.js';
 import { AppModule } from './app.module.js';
 import { PUBLIC } from './auth/decorators/access.decorators.js';
 import { NO_RATE_LIMIT } from './rate-limits/rate-limit.decorators.js';
@@ -38,7 +38,7 @@ export const BODY_MEDIA_RULES: readonly BodyMediaRule[] = [
 /** The HTTP application, configured identically for `npm start`, the e2e tests and the benchmarks. */
 export async function createHttpApp(config: AppConfig): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bufferLogs: true, bodyParser: false, rawBody: true });
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(AppLogger));
   app.disable('x-powered-by');
   // Express would hash every JSON body (SHA-1) to offer an ETag. API clients do not send
   // If-None-Match, and a 304 still costs the whole query and serialisation, so it is pure overhead.
@@ -48,8 +48,7 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
     middlewareChain([
       // Before the body parsers, so that a request refused while parsing still has an id and a log line.
       requestIdMiddleware,
-      // Outside a request, PinoLogger's logger is the application's root pino logger.
-      requestLogMiddleware((await app.resolve<PinoLogger>(PinoLogger)).logger),
+      requestLogMiddleware(app.get(RootLogger).logger),
       metricsMiddleware,
       // Before the parsers: a body of a type the route does not take is 415, unparsed.
       bodyMediaTypeMiddleware(BODY_MEDIA_RULES),
@@ -98,7 +97,7 @@ function bodyParsers(app: NestExpressApplication): RequestHandler {
 /** A process without HTTP that runs the queue processors (APP_ROLE=worker). */
 export async function createWorkerContext(config: AppConfig): Promise<INestApplicationContext> {
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { bufferLogs: true });
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(AppLogger));
   app.enableShutdownHooks();
   return app;
 }

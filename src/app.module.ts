@@ -2,7 +2,6 @@ import { BullModule } from '@nestjs/bull';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { LoggerModule } from 'nestjs-pino';
 import { AnalyticsFilesModule, AnalyticsFilesWorkerModule } from './analytics/files/analytics-files.module.js';
 import { AnalyticsModule } from './analytics/analytics.module.js';
 import { AuthModule } from './auth/auth.module.js';
@@ -11,7 +10,7 @@ import { AuthenticationGuard } from './auth/guards/authentication.guard.js';
 import { ErrorEnvelopeFilter } from './common/errors/error-envelope.filter.js';
 import { CryptoModule } from './common/crypto/crypto.module.js';
 import { createValidationPipe } from './common/errors/validation.pipe.js';
-import { loggerOptions } from './common/http/logger.options.js';
+import { LoggingModule } from './common/logging/app-logger.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { dataSourceOptions } from './database/data-source.options.js';
@@ -41,7 +40,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        LoggerModule.forRoot(loggerOptions(config)),
+        LoggingModule.forRoot(config),
         TypeOrmModule.forRoot({ ...dataSourceOptions(config), retryAttempts: 3, retryDelay: 1000 }),
         BullModule.forRoot({ url: config.redisUrl, prefix: `${config.redisKeyPrefix}:bull` }),
         RedisModule,

@@ -7,6 +7,8 @@ export class AppConfig {
   readonly redisUrl: string;
   readonly redisKeyPrefix: string;
   readonly role: AppRole;
+  /** APP_ROLE=worker: the port of its health listener (/health/live, /health/ready); none when unset. */
+  readonly workerHealthPort?: number;
   readonly publicBaseUrl: string;
   readonly bootstrapApiKey?: string;
   readonly jwtAudience?: string;
@@ -66,6 +68,7 @@ export class AppConfig {
     this.redisUrl = env.REDIS_URL;
     this.redisKeyPrefix = env.REDIS_KEY_PREFIX;
     this.role = env.APP_ROLE;
+    this.workerHealthPort = env.WORKER_HEALTH_PORT;
     this.publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
     this.bootstrapApiKey = env.BOOTSTRAP_API_KEY;
     this.jwtAudience = env.JWT_AUDIENCE;

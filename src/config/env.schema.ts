@@ -1,5 +1,5 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
+import { getMetadataStorage, IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
 
 export const APP_ROLES = ['api', 'worker', 'all'] as const;
 export type AppRole = (typeof APP_ROLES)[number];
@@ -61,6 +61,17 @@ export class EnvVars {
 
   @IsIn(APP_ROLES as unknown as string[], { message: `APP_ROLE must be one of ${APP_ROLES.join(', ')}` })
   APP_ROLE: AppRole = 'all';
+
+  /**
+   * APP_ROLE=worker only: serve GET /health/live and /health/ready (nothing else) on this port, for
+   * an orchestrator's health check. Unset: the worker opens no port.
+   */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'WORKER_HEALTH_PORT must be an integer from 1 to 65535' })
+  @Min(1, { message: 'WORKER_HEALTH_PORT must be an integer from 1 to 65535' })
+  @Max(65535, { message: 'WORKER_HEALTH_PORT must be an integer from 1 to 65535' })
+  WORKER_HEALTH_PORT?: number;
 
   @IsOptional()
   @IsString()
@@ -257,11 +268,23 @@ export class EnvVars {
 
 export class ConfigError extends Error {}
 
+let envVariableNames_: readonly string[] | undefined;
+
+/**
+ * The name of every variable of the schema: each property of EnvVars carries at least one
+ * validation decorator, so the validator's metadata lists them all, optional ones (no default,
+ * absent from `new EnvVars()`) included. `.env.example`, docker/compose.yml and the README's
+ * configuration table are checked against this list (env.schema.spec.ts).
+ */
+export function envVariableNames(): readonly string[] {
+  envVariableNames_ ??= [...new Set(getMetadataStorage().getTargetValidationMetadatas(EnvVars, '', true, false).map((m) => m.propertyName))];
+  return envVariableNames_;
+}
+
 /** Validates raw environment values; throws a ConfigError naming every bad variable. */
 export function validateEnv(raw: Record<string, string | undefined>): EnvVars {
-  const known = Object.keys(new EnvVars());
   const input: Record<string, string> = {};
-  for (const key of [...known, 'PUBLIC_BASE_URL', 'BOOTSTRAP_API_KEY', 'JWT_AUDIENCE', 'TOKEN_SIGNING_KEY', 'AI_BASE_URL', 'AI_API_KEY', 'WEBHOOK_ALLOWED_CIDRS', 'WEBHOOK_CA_FILE', 'WEBHOOK_PROXY_URL']) {
+  for (const key of envVariableNames()) {
     const value = raw[key];
     if (value !== undefined && value !== '') input[key] = value;
   }

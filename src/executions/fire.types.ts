@@ -13,7 +13,7 @@ export interface FireInput {
   channel?: string | null;
   message?: string | null;
   data?: Record<string, unknown>;
-  metadata: { user_agent: string | null; timestamp: string; source: 'message' | 'webhook' | 'api' | 'schedule' };
+  metadata: { user_agent: string | null; timestamp: string; source: 'message' | 'webhook' | 'api' | 'schedule'; scheduled_for?: string };
 }
 
 export interface FireResult {

@@ -41,7 +41,12 @@ export interface FiringContext {
   data?: Record<string, unknown>;
   userAgent: string | null;
   source: FireInput['metadata']['source'];
+  /** A schedule tick's slot (ISO 8601): recorded in the trigger execution's metadata as `scheduled_for`. */
+  scheduledFor?: string;
 }
+
+/** What a schedule tick did: fired its slot, or nothing because its job is stale or the slot already fired. */
+export type TickOutcome = { fired: FireResult } | { skipped: 'stale' | 'already-fired' };
 
 export interface WebhookRequest {
   method: string;
@@ -88,7 +93,12 @@ export class TriggerFiringService {
       channel: context.channel ?? trigger.channel ?? null,
       message: context.message ?? null,
       data: context.data,
-      metadata: { user_agent: context.userAgent, timestamp: new Date().toISOString(), source: context.source },
+      metadata: {
+        user_agent: context.userAgent,
+        timestamp: new Date().toISOString(),
+        source: context.source,
+        ...(context.scheduledFor ? { scheduled_for: context.scheduledFor } : {}),
+      },
     });
   }
 
@@ -209,11 +219,40 @@ export class TriggerFiringService {
    * tick of a deleted trigger, or of a schedule the trigger no longer has, removes its own job
    * (TriggerSchedulesService.isCurrent) and fires nothing.
    */
-  async fireSchedule(job: Job<TickJob>): Promise<FireResult | null> {
+  /**
+   * A tick of a schedule trigger's repeatable job. Each slot is one Bull job (its id derives from the
+   * slot), so two workers never both take it; but Bull runs a job again when the worker that had it
+   * died before marking it completed (a stalled job), and the firing may have committed by then. So
+   * the slot is recorded with the firing (`metadata.scheduled_for`) and a tick whose slot has a
+   * firing already fires nothing: each slot fires once, crashes included.
+   */
+  async fireSchedule(job: Job<TickJob>): Promise<TickOutcome> {
     const trigger = isUuid(job.data.triggerId) ? await this.triggers.findOne({ where: { id: job.data.triggerId, type: 'schedule' } }) : null;
-    if (!(await this.schedules.isCurrent(job, trigger))) return null;
-    return this.fire(trigger!, { userAgent: null, source: 'schedule' });
+    if (!(await this.schedules.isCurrent(job, trigger))) return { skipped: 'stale' };
+    const slot = tickSlot(job);
+    if (slot && (await this.slotFired(trigger!.id, slot))) return { skipped: 'already-fired' };
+    return { fired: await this.fire(trigger!, { userAgent: null, source: 'schedule', scheduledFor: slot }) };
   }
+
+  /**
+   * Whether the trigger has a firing for this slot. A firing happens at or after its slot, so only the
+   * trigger's firings since then are read (its index on trigger and time), with an hour for clock skew
+   * between hosts (and `now()` for a tick run before its slot, as tests do).
+   */
+  private async slotFired(triggerId: string, slot: string): Promise<boolean> {
+    const rows: unknown[] = await this.triggers.manager.query(
+      `SELECT 1 FROM trigger_executions WHERE trigger_id = $1 AND triggered_at >= least($2::timestamptz, now()) - interval '1 hour' AND input->'metadata'->>'scheduled_for' = $3 LIMIT 1`,
+      [triggerId, slot, slot],
+    );
+    return rows.length > 0;
+  }
+}
+
+/** The slot a tick stands for: Bull's `prevMillis` of the repeat (the time its id derives from), as ISO 8601. */
+export function tickSlot(job: Pick<Job, 'id' | 'opts'>): string | undefined {
+  const fromOpts = (job.opts as { prevMillis?: unknown }).prevMillis;
+  const millis = typeof fromOpts === 'number' && fromOpts > 0 ? fromOpts : Number(String(job.id ?? '').split(':').pop());
+  return Number.isSafeInteger(millis) && millis > 0 ? new Date(millis).toISOString() : undefined;
 }
 
 function headerValue(value: string | string[] | undefined): string | null {

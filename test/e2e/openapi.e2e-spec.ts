@@ -45,7 +45,7 @@ interface Document {
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-const PUBLIC_PATHS = /^\/(health\/|pet\b|v1\/hooks\/|oauth\/|\.well-known\/)/;
+const PUBLIC_PATHS = /^\/($|health\/|pet\b|v1\/hooks\/|oauth\/|\.well-known\/)/;
 /** The OAuth endpoints answer RFC 6749's error shape (DESIGN §4). */
 const OAUTH_PATHS = /^\/(oauth|\.well-known)\//;
 const run = promisify(execFile);
@@ -243,10 +243,11 @@ describe('OpenAPI document', () => {
     expect(keyed).toBeGreaterThan(15);
   });
 
-  it('documents a 2xx for every operation but the consent form, which only redirects (302)', () => {
+  it('documents a 2xx for every operation but the consent form and the root, which only redirect (302)', () => {
     const without = operations().filter(({ op }) => !Object.keys(op.responses).some((s) => /^2/.test(s))).map(({ where }) => where);
-    expect(without).toEqual(['POST /oauth/authorize']);
+    expect(without.sort()).toEqual(['GET /', 'POST /oauth/authorize']);
     expect(Object.keys(doc.paths['/oauth/authorize'].post.responses)).toContain('302');
+    expect(Object.keys(doc.paths['/'].get.responses)).toContain('302');
   });
 
   it('documents the OAuth form endpoints as form-encoded and the consent page as HTML', () => {

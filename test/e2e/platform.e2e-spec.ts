@@ -319,6 +319,29 @@ describe('common layer and operations', () => {
       expect(res.headers['content-type']).toMatch(/^text\/html/);
       expect(res.text).toMatch(/swagger-ui/i);
     });
+
+    it('points GET / to /docs: a 302 with the links in its body, public and limited per source IP, documented', async () => {
+      const res = await t.http.get('/');
+      expect(res.status).toBe(302);
+      expect(res.headers.location).toBe('/docs');
+      expect(res.body).toEqual({ name: 'Workflow Automation Service', docs: '/docs', openapi: '/openapi.json', health: '/health/ready' });
+      expect(res.headers['x-ratelimit-limit']).toBe('1000');
+      expect((await t.http.get(res.headers.location)).status).toBe(200);
+      const root = doc.paths['/']?.get;
+      // 302 and the per-IP 429; what the input guard answers for any route (400, 413, 415) besides.
+      expect(Object.keys(root?.responses ?? {}).sort()).toEqual(['302', '400', '413', '415', '429']);
+      expect(root?.security ?? []).toEqual([]);
+
+      const limited = await startTestApp({ RATE_LIMIT_PUBLIC_PER_IP: '2', REDIS_KEY_PREFIX: `${inject('redisKeyPrefix')}:root-limit` });
+      try {
+        expect([(await limited.http.get('/')).status, (await limited.http.get('/')).status]).toEqual([302, 302]);
+        const refused = await limited.http.get('/');
+        expect(refused.status).toBe(429);
+        expect(refused.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+      } finally {
+        await limited.close();
+      }
+    });
   });
 });
 

@@ -1,4 +1,3 @@
-import type { Params } from 'nestjs-pino';
 import { stdSerializers } from 'pino';
 import type { Options } from 'pino-http';
 import type { AppConfig } from '../../config/app-config.js';
@@ -22,23 +21,15 @@ export const REQUEST_LOG_SERIALIZERS = {
 };
 
 /**
- * The application's pino options. nestjs-pino builds the one root logger from them, through
+ * The application's pino options. LoggingModule builds the one root logger from them, through
  * pino-http, which would wrap our serializers in pino's own (building the full request object,
  * every header and the remote address, before ours keep three fields): they read the raw objects.
+ * The request line and `req.log` come from requestLogMiddleware (mounted by createHttpApp); no
+ * per-request async context (AsyncLocalStorage turns on promise hooks for the whole process on
+ * Node 20, measured at about a tenth of the CPU of a simple read). Logs written while serving a
+ * request therefore come from the application logger; those that matter name what they are about
+ * (the error filter logs the request id, the path and the cause).
  */
 export function pinoOptions(config: Pick<AppConfig, 'logLevel'>): Options {
   return { level: config.logLevel, wrapSerializers: false, serializers: REQUEST_LOG_SERIALIZERS };
-}
-
-/**
- * Structured JSON logs, one line per request with its id; credentials never logged. The request
- * line and `req.log` come from requestLogMiddleware (mounted by createHttpApp). nestjs-pino's own
- * middleware is mounted on no route (`forRoutes: []`): with `useExisting` all it would do is bind
- * `req.log` to each request's async context (AsyncLocalStorage), and on Node 20 that turns on
- * promise hooks for the whole process, measured at about a tenth of the CPU of a simple read.
- * Logs written while serving a request therefore come from the application logger; those that
- * matter name what they are about (the error filter logs the request id, the path and the cause).
- */
-export function loggerOptions(config: AppConfig): Params {
-  return { pinoHttp: pinoOptions(config), useExisting: true, forRoutes: [] };
 }

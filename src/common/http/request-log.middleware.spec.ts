@@ -9,7 +9,7 @@ import { requestLogMiddleware } from './request-log.middleware.js';
 type Line = Record<string, unknown> & { req?: Record<string, unknown> };
 
 /**
- * Runs one request through the middleware, with the root logger nestjs-pino builds from our
+ * Runs one request through the middleware, with the root logger LoggingModule builds from our
  * options, and returns what was logged, `req.log` included.
  */
 function logRequest(

@@ -19,6 +19,7 @@ export class TriggerExecutionInputResponse {
 export class TriggerExecutionMetadataDoc {
   @ApiProperty({ type: String, nullable: true }) user_agent: string | null;
   @ApiProperty({ format: 'date-time' }) timestamp: string;
+  @ApiPropertyOptional({ format: 'date-time', description: 'Schedule triggers: the slot this firing stands for (each slot fires once)' }) scheduled_for?: string;
 }
 
 export class TriggerExecutionInputDetailResponse extends TriggerExecutionInputResponse {
