@@ -1,3 +1,4 @@
+import { Logger as NestLogger } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { INestApplicationContext } from '@nestjs/common';
@@ -10,6 +11,7 @@ import { ErrorEnvelopeDto } from './common/http/api-docs.js';
 import { postProcessOpenApi } from './common/http/openapi/post-process.js';
 import { collectRouteFacts } from './common/http/openapi/routes.js';
 import { bodyMediaTypeMiddleware, JSON_MEDIA_TYPES, storableInputMiddleware, type BodyMediaRule } from './common/http/input-guard.middleware.js';
+import { HttpDrain } from './common/http/http-drain.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
 import { requestLogMiddleware } from './common/http/request-log.middleware.js';
 import type { AppConfig } from './config/app-config.js';
@@ -43,6 +45,9 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
   app.set('etag', false);
   // Before the body parsers, so that a request refused while parsing still has an id and a log line.
   app.use(requestIdMiddleware);
+  const drain = new HttpDrain();
+  drains.set(app, drain);
+  app.use(drain.middleware);
   // Outside a request, PinoLogger's logger is the application's root pino logger.
   app.use(requestLogMiddleware((await app.resolve<PinoLogger>(PinoLogger)).logger));
   app.use(metricsMiddleware);
@@ -54,7 +59,6 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
   app.useBodyParser('text', { limit: BODY_LIMIT, type: 'text/*' });
   // After the parsers, before routing: NUL, lone surrogates and over-deep nesting are 400 for every route.
   app.use(storableInputMiddleware);
-  app.enableShutdownHooks();
   setupOpenApi(app, config);
   return app;
 }
@@ -63,8 +67,42 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
 export async function createWorkerContext(config: AppConfig): Promise<INestApplicationContext> {
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { bufferLogs: true });
   app.useLogger(app.get(Logger));
-  app.enableShutdownHooks();
   return app;
+}
+
+const drains = new WeakMap<NestExpressApplication, HttpDrain>();
+
+/**
+ * SIGTERM (or SIGINT) stops the process gracefully and exits 0: the HTTP server stops accepting
+ * and lets the requests in flight finish (SHUTDOWN_TIMEOUT), then the application closes — the
+ * queue processors finish or hand back their jobs, then Redis and PostgreSQL connections close.
+ * A shutdown still not done SHUTDOWN_TIMEOUT x 2 + 2 s later exits 1.
+ */
+export function closeOnSignals(app: INestApplicationContext, config: AppConfig): void {
+  const logger = new NestLogger('Shutdown');
+  let closing = false;
+  const close = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.log(`${signal}: shutting down`);
+    setTimeout(() => {
+      logger.error(`Still shutting down ${2 * config.shutdownTimeoutMs + 2000} ms after ${signal}: exiting`);
+      process.exit(1);
+    }, 2 * config.shutdownTimeoutMs + 2000).unref();
+    try {
+      const drain = drains.get(app as NestExpressApplication);
+      if (drain && !(await drain.drain((app as NestExpressApplication).getHttpServer(), config.shutdownTimeoutMs))) {
+        logger.warn(`Requests still running after ${config.shutdownTimeoutMs} ms were cut off`);
+      }
+      await app.close();
+      logger.log('Shut down');
+      process.exit(0);
+    } catch (error) {
+      logger.error(`Shutdown failed: ${(error as Error).message}`);
+      process.exit(1);
+    }
+  };
+  for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, (s: string) => void close(s));
 }
 
 function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {
