@@ -83,6 +83,9 @@ export interface Answer {
   retryAfter?: string | null;
   rateLimited: boolean;
   body: string;
+  /** When the request was sent and how long its answer took (ms). */
+  at?: number;
+  ms?: number;
 }
 
 /** One inbound message, as a client sees the answer. */
