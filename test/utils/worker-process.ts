@@ -46,6 +46,17 @@ export class WorkerProcess {
     });
   }
 
+  /** SIGTERM, and how the process ended: its exit code (null if by signal) and how long it took. */
+  async terminate(): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }> {
+    const child = this.child;
+    if (!child || !this.running) throw new Error('the process is not running');
+    const started = Date.now();
+    return new Promise((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal, ms: Date.now() - started }));
+      child.kill('SIGTERM');
+    });
+  }
+
   async stop(): Promise<void> {
     const child = this.child;
     if (!child || !this.running) return;
