@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { waitFor } from './wait-for.js';
+import { stopProcess } from './worker-process.js';
 
 /**
  * PostgreSQL and Redis instances of a test's own, on free loopback ports, which the test may stop,
@@ -64,16 +65,7 @@ export class PrivateRedis {
 
   /** SIGTERM (SIGKILL after 5 s); resolves once the process has exited. */
   async stop(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      child.once('exit', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
+    if (this.child) await stopProcess(this.child, 5000);
   }
 
   async cleanup(): Promise<void> {

@@ -58,15 +58,19 @@ export class WorkerProcess {
   }
 
   async stop(): Promise<void> {
-    const child = this.child;
-    if (!child || !this.running) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      child.once('exit', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
+    if (this.child) await stopProcess(this.child, 10_000);
   }
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited (at once if it had). */
+export async function stopProcess(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
 }

@@ -23,7 +23,11 @@ function serve(drain: HttpDrain) {
     res.status(error.status).json({ error: error.toBody() });
   });
   const server = createServer(app);
-  return { server, release, inFlight };
+  const listen = async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return (server.address() as AddressInfo).port;
+  };
+  return { server, release, inFlight, listen };
 }
 
 function get(port: number, path: string, agent?: Agent): Promise<{ status: number; body: string; headers: IncomingMessage['headers'] }> {
@@ -49,8 +53,7 @@ describe('HttpDrain', () => {
     const drain = new HttpDrain();
     const s = serve(drain);
     server = s.server;
-    await new Promise<void>((resolve) => s.server.listen(0, '127.0.0.1', resolve));
-    const { port } = s.server.address() as AddressInfo;
+    const port = await s.listen();
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const other = new Agent({ keepAlive: true, maxSockets: 1 });
     expect((await get(port, '/fast', other)).status).toBe(200);
@@ -71,8 +74,7 @@ describe('HttpDrain', () => {
     const drain = new HttpDrain();
     const s = serve(drain);
     server = s.server;
-    await new Promise<void>((resolve) => s.server.listen(0, '127.0.0.1', resolve));
-    const { port } = s.server.address() as AddressInfo;
+    const port = await s.listen();
     const slow = get(port, '/slow', new Agent({ keepAlive: true, maxSockets: 1 }));
     await s.inFlight;
     // Draining with a connection still open (the slow request's): a request that reaches the app now is refused.
@@ -96,8 +98,7 @@ describe('HttpDrain', () => {
     const drain = new HttpDrain();
     const s = serve(drain);
     server = s.server;
-    await new Promise<void>((resolve) => s.server.listen(0, '127.0.0.1', resolve));
-    const { port } = s.server.address() as AddressInfo;
+    const port = await s.listen();
     const slow = get(port, '/slow').catch((error: Error) => error);
     await s.inFlight;
     expect(await drain.drain(s.server, 100)).toBe(false);
