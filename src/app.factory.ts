@@ -1,3 +1,4 @@
+import { Logger as NestLogger } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { INestApplicationContext } from '@nestjs/common';
@@ -12,6 +13,7 @@ import { postProcessOpenApi } from './common/http/openapi/post-process.js';
 import { collectRouteFacts } from './common/http/openapi/routes.js';
 import { bodyMediaTypeMiddleware, JSON_MEDIA_TYPES, storableInputMiddleware, type BodyMediaRule } from './common/http/input-guard.middleware.js';
 import { middlewareChain } from './common/http/middleware-chain.js';
+import { HttpDrain } from './common/http/http-drain.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
 import { requestLogMiddleware } from './common/http/request-log.middleware.js';
 import type { AppConfig } from './config/app-config.js';
@@ -43,11 +45,15 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
   // Express would hash every JSON body (SHA-1) to offer an ETag. API clients do not send
   // If-None-Match, and a 304 still costs the whole query and serialisation, so it is pure overhead.
   app.set('etag', false);
+  const drain = new HttpDrain();
+  drains.set(app, drain);
   // Every middleware before the routes, in this order, as one Express layer (see middlewareChain).
   app.use(
     middlewareChain([
       // Before the body parsers, so that a request refused while parsing still has an id and a log line.
       requestIdMiddleware,
+      // Answers 503 with Connection: close once SIGTERM has come (closeOnSignals).
+      drain.middleware,
       requestLogMiddleware(app.get(RootLogger).logger),
       metricsMiddleware,
       // Before the parsers: a body of a type the route does not take is 415, unparsed.
@@ -57,7 +63,6 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
       storableInputMiddleware,
     ]),
   );
-  app.enableShutdownHooks();
   setupOpenApi(app, config);
   return app;
 }
@@ -98,8 +103,42 @@ function bodyParsers(app: NestExpressApplication): RequestHandler {
 export async function createWorkerContext(config: AppConfig): Promise<INestApplicationContext> {
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { bufferLogs: true });
   app.useLogger(app.get(AppLogger));
-  app.enableShutdownHooks();
   return app;
+}
+
+const drains = new WeakMap<NestExpressApplication, HttpDrain>();
+
+/**
+ * SIGTERM (or SIGINT) stops the process gracefully and exits 0: the HTTP server stops accepting
+ * and lets the requests in flight finish (SHUTDOWN_TIMEOUT), then the application closes — the
+ * queue processors finish or hand back their jobs, then Redis and PostgreSQL connections close.
+ * A shutdown still not done SHUTDOWN_TIMEOUT x 2 + 2 s later exits 1.
+ */
+export function closeOnSignals(app: INestApplicationContext, config: AppConfig): void {
+  const logger = new NestLogger('Shutdown');
+  let closing = false;
+  const close = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.log(`${signal}: shutting down`);
+    setTimeout(() => {
+      logger.error(`Still shutting down ${2 * config.shutdownTimeoutMs + 2000} ms after ${signal}: exiting`);
+      process.exit(1);
+    }, 2 * config.shutdownTimeoutMs + 2000).unref();
+    try {
+      const drain = drains.get(app as NestExpressApplication);
+      if (drain && !(await drain.drain((app as NestExpressApplication).getHttpServer(), config.shutdownTimeoutMs))) {
+        logger.warn(`Requests still running after ${config.shutdownTimeoutMs} ms were cut off`);
+      }
+      await app.close();
+      logger.log('Shut down');
+      process.exit(0);
+    } catch (error) {
+      logger.error(`Shutdown failed: ${(error as Error).message}`);
+      process.exit(1);
+    }
+  };
+  for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, (s: string) => void close(s));
 }
 
 function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {

@@ -42,7 +42,13 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(config),
         TypeOrmModule.forRoot({ ...dataSourceOptions(config), retryAttempts: 3, retryDelay: 1000 }),
-        BullModule.forRoot({ url: config.redisUrl, prefix: `${config.redisKeyPrefix}:bull` }),
+        BullModule.forRoot({
+          url: config.redisUrl,
+          prefix: `${config.redisKeyPrefix}:bull`,
+          // Bull's own reconnect delay grows to 20 s (e^attempt): after a 10-second outage, workers
+          // would stay idle for up to 20 s more. At most 1 s between attempts instead.
+          redis: { retryStrategy: (attempt: number) => Math.min(100 * attempt, 1000) },
+        }),
         RedisModule,
         CryptoModule,
         RateLimitsModule,

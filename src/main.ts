@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { createHttpApp, createWorkerContext } from './app.factory.js';
+import { closeOnSignals, createHttpApp, createWorkerContext } from './app.factory.js';
 import { AppConfig } from './config/app-config.js';
 import { ConfigError } from './config/env.schema.js';
 import { checkReachable } from './config/reachability.js';
@@ -12,10 +12,11 @@ async function main(): Promise<void> {
   await prepareDatabase(config);
   if (config.servesHttp) {
     const app = await createHttpApp(config);
+    closeOnSignals(app, config);
     await app.listen(config.port);
     new Logger('Main').log(`listening on http://localhost:${config.port} (APP_ROLE=${config.role}, public base URL ${config.publicBaseUrl})`);
   } else {
-    await createWorkerContext(config);
+    closeOnSignals(await createWorkerContext(config), config);
   }
 }
 

@@ -43,6 +43,12 @@ export class AppConfig {
   readonly workerConcurrency: number;
   /** A node failing transiently: attempts in all, and the wait before the second (doubled each time). */
   readonly nodeRetry: { attempts: number; baseDelayMs: number };
+  /** The executions sweep: how often it runs, and after how long untouched a running execution is queued again. */
+  readonly executionSweep: { everyMs: number; orphanAfterMs: number };
+  /** PostgreSQL: connection wait and per-statement limit (0: none) of the service's own pool. */
+  readonly database: { connectTimeoutMs: number; statementTimeoutMs: number };
+  /** On SIGTERM: in-flight requests and running jobs get this long before they are cut off or released. */
+  readonly shutdownTimeoutMs: number;
   readonly webhooks: {
     timeoutMs: number;
     concurrency: number;
@@ -112,6 +118,13 @@ export class AppConfig {
     if (this.conversationTimeoutMs < 1000) throw new ConfigError('Invalid configuration:\n  CONVERSATION_TIMEOUT: must be at least 1s');
     this.workerConcurrency = env.WORKER_CONCURRENCY;
     this.nodeRetry = { attempts: env.NODE_RETRY_ATTEMPTS, baseDelayMs: env.NODE_RETRY_BASE_DELAY_MS };
+    this.executionSweep = { everyMs: parseDuration(env.EXECUTION_SWEEP_INTERVAL), orphanAfterMs: parseDuration(env.EXECUTION_ORPHAN_AFTER) };
+    if (this.executionSweep.everyMs < 1000) throw new ConfigError('Invalid configuration:\n  EXECUTION_SWEEP_INTERVAL: must be at least 1s');
+    if (this.executionSweep.orphanAfterMs < 1000) throw new ConfigError('Invalid configuration:\n  EXECUTION_ORPHAN_AFTER: must be at least 1s');
+    this.database = { connectTimeoutMs: parseDuration(env.DATABASE_CONNECT_TIMEOUT), statementTimeoutMs: parseDuration(env.DATABASE_STATEMENT_TIMEOUT) };
+    if (this.database.connectTimeoutMs < 100) throw new ConfigError('Invalid configuration:\n  DATABASE_CONNECT_TIMEOUT: must be at least 100ms');
+    this.shutdownTimeoutMs = parseDuration(env.SHUTDOWN_TIMEOUT);
+    if (this.shutdownTimeoutMs < 1000 || this.shutdownTimeoutMs > 600_000) throw new ConfigError('Invalid configuration:\n  SHUTDOWN_TIMEOUT: must be from 1s to 10m');
     this.webhooks = {
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,
       concurrency: env.WEBHOOK_CONCURRENCY,

@@ -167,6 +167,34 @@ export class EnvVars {
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'CONVERSATION_TIMEOUT must be a duration such as 86400, 30m or 24h' })
   CONVERSATION_TIMEOUT: string = '24h';
 
+  /** How long the service waits for a PostgreSQL connection (pool full or server down) before a request is 503. */
+  @IsString()
+  @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'DATABASE_CONNECT_TIMEOUT must be a duration such as 5s or 2000ms' })
+  DATABASE_CONNECT_TIMEOUT: string = '5s';
+
+  /** PostgreSQL cancels a statement of the service running longer than this (statement_timeout); 0 = never. */
+  @IsString()
+  @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'DATABASE_STATEMENT_TIMEOUT must be a duration such as 30s or 0 (none)' })
+  DATABASE_STATEMENT_TIMEOUT: string = '30s';
+
+  /**
+   * On SIGTERM/SIGINT: how long in-flight requests, then running jobs, get to finish before they are cut
+   * off or handed back (each phase; APP_ROLE=all has both, within the 10 s a container runtime waits by default).
+   */
+  @IsString()
+  @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'SHUTDOWN_TIMEOUT must be a duration such as 4s' })
+  SHUTDOWN_TIMEOUT: string = '4s';
+
+  /** How often a worker looks in PostgreSQL for overdue waits and running executions whose job was lost. */
+  @IsString()
+  @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'EXECUTION_SWEEP_INTERVAL must be a duration such as 60s or 1m' })
+  EXECUTION_SWEEP_INTERVAL: string = '60s';
+
+  /** A running execution (not waiting for the customer) untouched this long is queued again by the sweep. */
+  @IsString()
+  @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'EXECUTION_ORPHAN_AFTER must be a duration such as 2m' })
+  EXECUTION_ORPHAN_AFTER: string = '2m';
+
   /** Jobs one worker process runs at once on the executions queue. */
   @Transform(toInt)
   @IsInt()

@@ -3,8 +3,15 @@ import { MIGRATIONS } from '../../migrations/index.js';
 import type { AppConfig } from '../config/app-config.js';
 import { ENTITIES } from './entities.js';
 
-/** One set of options for the Nest app, the CLI, the tests and the TypeORM CLI. */
-export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl'>): DataSourceOptions {
+/**
+ * One set of options for the Nest app, the CLI, the tests and the TypeORM CLI. With `database`
+ * (the service's own pools), DATABASE_CONNECT_TIMEOUT and DATABASE_STATEMENT_TIMEOUT apply:
+ * a request fails fast (503) while PostgreSQL is down instead of waiting on it; migrations,
+ * which may rewrite large tables, are run without them.
+ */
+export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl'> & Partial<Pick<AppConfig, 'database'>>): DataSourceOptions {
+  const connectTimeoutMs = config.database?.connectTimeoutMs ?? 5000;
+  const statementTimeout = config.database?.statementTimeoutMs ? ` -c statement_timeout=${config.database.statementTimeoutMs}` : '';
   return {
     type: 'postgres',
     url: config.databaseUrl,
@@ -17,6 +24,6 @@ export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl'>): DataS
     installExtensions: false,
     // JIT off for the service's connections: its statements are short, and a plan whose estimated cost
     // crosses jit_above_cost (a year of metrics, a large count) spent more compiling than it saved.
-    extra: { max: 20, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30000, options: '-c jit=off' },
+    extra: { max: 20, connectionTimeoutMillis: connectTimeoutMs, idleTimeoutMillis: 30000, options: `-c jit=off${statementTimeout}` },
   };
 }

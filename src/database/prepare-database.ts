@@ -30,7 +30,8 @@ export async function ensureDatabaseExists(databaseUrl: string): Promise<void> {
 /** Start-up step shared by the server, the CLI and the tests: database present, migrations applied. */
 export async function prepareDatabase(config: Pick<AppConfig, 'databaseUrl'>): Promise<void> {
   await ensureDatabaseExists(config.databaseUrl);
-  const dataSource = new DataSource(dataSourceOptions(config));
+  // Without the service's statement timeout: a migration may rewrite a large table.
+  const dataSource = new DataSource(dataSourceOptions({ databaseUrl: config.databaseUrl }));
   await dataSource.initialize();
   // Serialises concurrent starts (api and worker booting together) on a session-level advisory
   // lock, held on a connection of its own while the migrations run on others.

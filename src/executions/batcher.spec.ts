@@ -71,3 +71,22 @@ describe('Batcher', () => {
     await expect(next).resolves.toBe('C');
   });
 });
+
+describe('Batcher without retrySingly', () => {
+  it('rejects every item of a failed batch without retrying them one by one', async () => {
+    const calls: number[][] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const batcher = new Batcher<number, number>(async (items) => {
+      calls.push(items);
+      if (calls.length === 1) await gate;
+      throw new Error('down');
+    }, () => [], 50, false);
+    const first = batcher.submit(1);
+    const rest = [batcher.submit(2), batcher.submit(3)];
+    release();
+    await expect(first).rejects.toThrow('down');
+    for (const p of rest) await expect(p).rejects.toThrow('down');
+    expect(calls).toEqual([[1], [2, 3]]);
+  });
+});

@@ -6,7 +6,8 @@
  * counters) instead of one each.
  *
  * Items sharing a key (`keys`) never share a batch: the second waits for the next. When a batch
- * fails, its items are retried one by one, so only the item that fails alone rejects.
+ * fails, its items are retried one by one, so only the item that fails alone rejects (unless
+ * `retrySingly` is false).
  */
 export class Batcher<Item, Result> {
   private readonly waiting: { item: Item; resolve: (r: Result) => void; reject: (e: unknown) => void }[] = [];
@@ -16,6 +17,8 @@ export class Batcher<Item, Result> {
     private readonly runBatch: (items: Item[]) => Promise<Result[]>,
     private readonly keys: (item: Item) => (string | null)[],
     private readonly maxBatch = 50,
+    /** false: a failed batch fails each of its items (the failure is not an item's). */
+    private readonly retrySingly = true,
   ) {}
 
   submit(item: Item): Promise<Result> {
@@ -34,7 +37,7 @@ export class Batcher<Item, Result> {
           const results = await this.runBatch(batch.map((w) => w.item));
           batch.forEach((w, i) => w.resolve(results[i]));
         } catch (error) {
-          if (batch.length === 1) batch[0].reject(error);
+          if (batch.length === 1 || !this.retrySingly) for (const w of batch) w.reject(error);
           else for (const w of batch) await this.runBatch([w.item]).then(([r]) => w.resolve(r), w.reject);
         }
       }

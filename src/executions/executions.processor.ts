@@ -1,23 +1,24 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import type { Job, Queue } from 'bull';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AppConfig } from '../config/app-config.js';
 import { ExecutionEngine, type RunResult } from './execution-engine.service.js';
 import { EXECUTIONS_QUEUE, ExecutionJobs, type ExpireJob, type RunJob } from './executions.queue.js';
 import { ExecutionsService, RUN_ATTEMPTS } from './executions.service.js';
 
-const SWEEP_EVERY_MS = 60_000;
-/** A running, non-waiting execution untouched this long has lost its job. */
-const ORPHAN_AFTER_MS = 120_000;
-
 /**
  * The execution engine's worker side: runs jobs with WORKER_CONCURRENCY, schedules the
- * expiry of each wait, fails an execution after its last attempt, and sweeps every minute
- * for overdue waits and executions whose job was lost.
+ * expiry of each wait, fails an execution after its last attempt, and sweeps
+ * (EXECUTION_SWEEP_INTERVAL) for overdue waits and executions whose job was lost
+ * (EXECUTION_ORPHAN_AFTER). On shutdown it takes no new job, lets the running ones finish for
+ * SHUTDOWN_TIMEOUT and hands the rest back to the queue for another worker.
  */
 @Injectable()
-export class ExecutionsProcessor implements OnApplicationBootstrap {
+export class ExecutionsProcessor implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(ExecutionsProcessor.name);
+  /** The jobs this process is running, to hand back if they do not finish in time at shutdown. */
+  private readonly active = new Set<Job>();
 
   constructor(
     @InjectQueue(EXECUTIONS_QUEUE) private readonly queue: Queue,
@@ -27,12 +28,73 @@ export class ExecutionsProcessor implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    void this.queue.process(ExecutionJobs.run, this.config.workerConcurrency, (job: Job<RunJob>) => this.run(job));
-    void this.queue.process(ExecutionJobs.expire, 2, async (job: Job<ExpireJob>) => this.afterRun(job.data.executionId, await this.engine.expire(job.data.executionId)));
-    void this.queue.process(ExecutionJobs.sweep, 1, () => this.sweep());
+    void this.queue.process(ExecutionJobs.run, this.config.workerConcurrency, (job: Job<RunJob>) => this.tracked(job, () => this.run(job)));
+    void this.queue.process(ExecutionJobs.expire, 2, (job: Job<ExpireJob>) =>
+      this.tracked(job, async () => this.afterRun(job.data.executionId, await this.engine.expire(job.data.executionId))),
+    );
+    void this.queue.process(ExecutionJobs.sweep, 1, (job: Job) => this.tracked(job, () => this.sweep()));
     this.queue.on('failed', (job: Job, error: Error) => void this.onFailed(job, error));
+    this.scheduleSweep();
+    // A Redis that comes back empty (restarted without persistence, a failover) lost the sweep's
+    // repeatable job with every other: schedule it again on each reconnection (the same repeat
+    // key, so a Redis that kept it still has one), and sweep at once rather than a period later.
+    let connectedBefore = false;
+    this.queue.client.on('ready', () => {
+      if (connectedBefore) {
+        this.scheduleSweep();
+        void this.queue.add(ExecutionJobs.sweep, {}, { removeOnComplete: true, removeOnFail: true }).catch(() => undefined);
+      }
+      connectedBefore = true;
+    });
+    if (this.queue.client.status === 'ready') connectedBefore = true;
+  }
+
+  /**
+   * Shutdown (SIGTERM): no new job is taken; the running ones get SHUTDOWN_TIMEOUT to finish. A job
+   * still running then is handed back at once (moved to be retried, as Bull does after a failed
+   * attempt), so that another worker takes it now rather than once its lock expires; its run,
+   * which commits only if the execution is unchanged, cannot then be applied twice.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    const finished = this.queue.pause(true).then(
+      () => true,
+      () => true,
+    );
+    const inTime = await Promise.race([finished, sleep(this.config.shutdownTimeoutMs, false, { ref: false })]);
+    if (!inTime) {
+      const jobs = [...this.active];
+      this.logger.warn(`Shutting down with ${jobs.length} job(s) still running: handing them back to the queue`);
+      await Promise.all(jobs.map((job) => this.release(job)));
+    }
+    // Closed here, not waiting again for the jobs handed back (Bull's own close at shutdown returns this one).
+    await this.queue.close(!inTime);
+  }
+
+  private async release(job: Job): Promise<void> {
+    try {
+      if (job.attemptsMade + 1 < (job.opts.attempts ?? 1)) {
+        await job.moveToFailed({ message: 'The worker shut down before the job finished; handed back to the queue' }, true);
+      } else {
+        // Its last attempt: handed back through the stalled-job check, which does not count one.
+        await job.releaseLock();
+      }
+    } catch (error) {
+      this.logger.warn(`Could not hand job ${job.id} back (its lock will expire): ${(error as Error).message}`);
+    }
+  }
+
+  private async tracked<T>(job: Job, work: () => Promise<T>): Promise<T> {
+    this.active.add(job);
+    try {
+      return await work();
+    } finally {
+      this.active.delete(job);
+    }
+  }
+
+  private scheduleSweep(): void {
     void this.queue
-      .add(ExecutionJobs.sweep, {}, { repeat: { every: SWEEP_EVERY_MS }, jobId: 'executions-sweep', removeOnComplete: true, removeOnFail: true })
+      .add(ExecutionJobs.sweep, {}, { repeat: { every: this.config.executionSweep.everyMs }, jobId: 'executions-sweep', removeOnComplete: true, removeOnFail: true })
       .catch((error: Error) => this.logger.error(`Could not schedule the sweep: ${error.message}`));
   }
 
@@ -59,7 +121,7 @@ export class ExecutionsProcessor implements OnApplicationBootstrap {
   }
 
   private async sweep(): Promise<void> {
-    const { expired, orphaned } = await this.engine.findStale(ORPHAN_AFTER_MS);
+    const { expired, orphaned } = await this.engine.findStale(this.config.executionSweep.orphanAfterMs);
     for (const id of expired) await this.afterRun(id, await this.engine.expire(id));
     for (const id of orphaned) await this.executions.enqueue(id);
     if (expired.length + orphaned.length > 0) this.logger.log(`Sweep: ${expired.length} expired, ${orphaned.length} re-enqueued`);

@@ -8,7 +8,13 @@ import { ExecutionErrorCodes } from './executions.errors.js';
 import { EXECUTIONS_QUEUE, ExecutionJobs, type RunJob } from './executions.queue.js';
 import type { FireInput, FireResult } from './fire.types.js';
 import { SqlStatement } from '../database/sql-statement.js';
+import { RedisUnavailableError, withRedisDeadline } from '../redis/redis-errors.js';
 import { uuidv7 } from '../common/ids/uuid-v7.js';
+
+/** How long adding run jobs may wait on Redis before the request goes on without (see enqueue). */
+const ENQUEUE_DEADLINE_MS = 1000;
+/** How often runs that could not be queued are tried again while Redis is down. */
+const REQUEUE_EVERY_MS = 1000;
 
 /** Attempts of a run job before the execution is failed; runs are idempotent, so retrying is safe. */
 export const RUN_ATTEMPTS = 5;
@@ -127,7 +133,8 @@ const REFUSE = new SqlStatement(
 @Injectable()
 export class ExecutionsService {
   private readonly logger = new Logger(ExecutionsService.name);
-  private readonly enqueues = new Batcher<string, void>((executionIds) => this.enqueueMany(executionIds), () => []);
+  // A failed batch is not retried item by item: Redis, not an item, is what failed (see enqueue).
+  private readonly enqueues = new Batcher<string, void>((executionIds) => this.enqueueMany(executionIds), () => [], 50, false);
   private readonly starts = new Batcher<Firing, boolean>(
     (firings) => this.startMany(firings),
     (f) => [f.customer_ref !== null && f.customer_id === null ? `${f.organization_id}:${f.customer_ref}` : null],
@@ -188,9 +195,18 @@ export class ExecutionsService {
     return { triggerId: input.triggerId, triggerExecutionId, workflowExecutionId: null, status: 'failed', error };
   }
 
-  /** Adds run jobs in one Redis round trip (MULTI of the adds), however many requests share it. */
+  /**
+   * Adds run jobs in one Redis round trip (MULTI of the adds), however many requests share it.
+   * Fails at once while Bull's connection is down, and after ENQUEUE_DEADLINE_MS without an
+   * answer: the client would otherwise hold the command (and the request) until Redis returns.
+   */
   private async enqueueMany(executionIds: string[]): Promise<void[]> {
-    await this.queue.addBulk(executionIds.map((executionId) => ({ name: ExecutionJobs.run, data: { executionId } satisfies RunJob, opts: RUN_JOB_OPTIONS })));
+    const client = this.queue.client;
+    if (client.status !== 'ready') throw new RedisUnavailableError(`the executions queue's connection is ${client.status}`);
+    const adding = this.queue.addBulk(executionIds.map((executionId) => ({ name: ExecutionJobs.run, data: { executionId } satisfies RunJob, opts: RUN_JOB_OPTIONS })));
+    // Given up on, the adds may still reach Redis later: a second run job of an execution is harmless (see the engine).
+    adding.catch(() => undefined);
+    await withRedisDeadline(adding, ENQUEUE_DEADLINE_MS, 'adding run jobs');
     return executionIds.map(() => undefined);
   }
 
@@ -200,13 +216,49 @@ export class ExecutionsService {
     return firings.map((f) => started.has(f.execution_id));
   }
 
-  /** Queues a run of the execution (first run, or after a reply was routed to it). */
+  /**
+   * Queues a run of the execution (first run, or after a reply was routed to it). The execution
+   * is committed as running before, so a failure here loses nothing: the run is kept to be queued
+   * again every second until Redis answers (and, should this process end first, the worker's
+   * sweep queues it from PostgreSQL). The caller's request is answered either way.
+   */
   async enqueue(executionId: string): Promise<void> {
     try {
       await this.enqueues.submit(executionId);
     } catch (error) {
-      // The execution is committed as running; the sweep will enqueue it once Redis answers.
-      this.logger.error(`Could not enqueue execution ${executionId}; the sweep will retry: ${(error as Error).message}`);
+      if (this.unqueued.size === 0) this.logger.warn(`Could not queue runs (${(error as Error).message}); retrying every ${REQUEUE_EVERY_MS} ms`);
+      this.unqueued.add(executionId);
+      this.requeueLater();
     }
+  }
+
+  /** Runs that could not be queued yet, oldest first (a Set keeps insertion order). */
+  private readonly unqueued = new Set<string>();
+  private requeueTimer?: NodeJS.Timeout;
+
+  private requeueLater(): void {
+    if (this.requeueTimer) return;
+    this.requeueTimer = setTimeout(() => void this.requeue(), REQUEUE_EVERY_MS);
+    // A process shutting down does not wait for it: the sweep finds what is left.
+    this.requeueTimer.unref();
+  }
+
+  private async requeue(): Promise<void> {
+    const ids = [...this.unqueued].slice(0, 500);
+    try {
+      await this.enqueueMany(ids);
+      for (const id of ids) this.unqueued.delete(id);
+      this.logger.log(`Queued ${ids.length} run(s) that waited for Redis`);
+    } catch {
+      // Still down; next time.
+    } finally {
+      this.requeueTimer = undefined;
+      if (this.unqueued.size > 0) this.requeueLater();
+    }
+  }
+
+  /** How many runs wait for Redis to be queued (tests, metrics). */
+  get unqueuedCount(): number {
+    return this.unqueued.size;
   }
 }

@@ -46,16 +46,31 @@ export class WorkerProcess {
     });
   }
 
-  async stop(): Promise<void> {
+  /** SIGTERM, and how the process ended: its exit code (null if by signal) and how long it took. */
+  async terminate(): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }> {
     const child = this.child;
-    if (!child || !this.running) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      child.once('exit', () => {
-        clearTimeout(timer);
-        resolve();
-      });
+    if (!child || !this.running) throw new Error('the process is not running');
+    const started = Date.now();
+    return new Promise((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal, ms: Date.now() - started }));
       child.kill('SIGTERM');
     });
   }
+
+  async stop(): Promise<void> {
+    if (this.child) await stopProcess(this.child, 10_000);
+  }
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited (at once if it had). */
+export async function stopProcess(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
 }

@@ -44,3 +44,13 @@ export class MethodNotAllowedError extends DomainError {
     super('METHOD_NOT_ALLOWED', 405, `${method} is not allowed here; allowed: ${allowed.join(', ')}`, { headers: { Allow: allowed.join(', ') } });
   }
 }
+
+/**
+ * A dependency (PostgreSQL, Redis) does not answer, or the process is shutting down: nothing was
+ * done that the client must undo, and the same request may be sent again after `Retry-After`.
+ */
+export class ServiceUnavailableError extends DomainError {
+  constructor(message = 'The service is temporarily unavailable; retry after the number of seconds in Retry-After', retryAfterSeconds = 5) {
+    super('SERVICE_UNAVAILABLE', 503, message, { retryAfter: retryAfterSeconds });
+  }
+}

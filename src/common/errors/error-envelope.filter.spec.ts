@@ -71,3 +71,39 @@ describe('ErrorEnvelopeFilter', () => {
     expect(call(filter, new NotFoundException(), { method: 'PATCH', path: '/pet' }).body).toEqual({ code: 405, message: expect.any(String) });
   });
 });
+
+describe('ErrorEnvelopeFilter: a dependency down', () => {
+  const quiet = (filter: ErrorEnvelopeFilter) => {
+    vi.spyOn((filter as unknown as { logger: { warn: () => void } }).logger, 'warn').mockImplementation(() => undefined);
+    return vi.spyOn((filter as unknown as { logger: { error: () => void } }).logger, 'error').mockImplementation(() => undefined);
+  };
+  const driverError = (message: string, extra: Record<string, unknown>) => Object.assign(new Error(message), extra);
+
+  it.each([
+    ['refused connection', driverError('connect ECONNREFUSED 127.0.0.1:5432', { code: 'ECONNREFUSED' })],
+    ['admin shutdown', new QueryFailedError('SELECT 1', [], driverError('terminating connection due to administrator command', { code: '57P01' }))],
+    ['starting up', driverError('the database system is starting up', { code: '57P03' })],
+    ['lost connection', new QueryFailedError('SELECT 1', [], new Error('Connection terminated unexpectedly'))],
+    ['pool timeout', new Error('timeout exceeded when trying to connect')],
+    ['statement timeout', new QueryFailedError('SELECT 1', [], driverError('canceling statement due to statement timeout', { code: '57014' }))],
+    ['redis retries', Object.assign(new Error('Reached the max retries per request limit (which is 2). Refer to "maxRetriesPerRequest" option for details.'), { name: 'MaxRetriesPerRequestError' })],
+    ['redis closed', new Error('Connection is closed.')],
+  ])('answers %s with 503 SERVICE_UNAVAILABLE and Retry-After, no driver message', (_, exception) => {
+    const filter = new ErrorEnvelopeFilter();
+    const error = quiet(filter);
+    const res = call(filter, exception, {});
+    expect(res.status).toBe(503);
+    expect(res.headers['Retry-After']).toBe('5');
+    expect(res.body).toEqual({ error: { code: 'SERVICE_UNAVAILABLE', message: expect.any(String), retry_after: 5 } });
+    expect(JSON.stringify(res.body)).not.toMatch(/ECONNREFUSED|terminat|SELECT|statement|maxRetries|Connection/);
+    expect(error).not.toHaveBeenCalled();
+  });
+
+  it('answers 503 on /oauth/* as temporarily_unavailable', () => {
+    const filter = new ErrorEnvelopeFilter();
+    quiet(filter);
+    const res = call(filter, driverError('connect ECONNREFUSED', { code: 'ECONNREFUSED' }), { path: '/oauth/token' });
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ error: 'temporarily_unavailable' });
+  });
+});

@@ -2,10 +2,11 @@ import { ArgumentsHost, Catch, HttpException, Logger, Optional, type ExceptionFi
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { EarlyAnswerLimits } from '../../auth/guards/early-answer-limits.js';
-import { clientDataErrorCode } from '../../database/postgres-errors.js';
+import { clientDataErrorCode, isDatabaseUnavailable } from '../../database/postgres-errors.js';
+import { isRedisUnavailable } from '../../redis/redis-errors.js';
 import { allowedMethods, type RouterLike } from '../http/allowed-methods.js';
 import { PreparedResponse } from '../http/prepared-response.js';
-import { InternalError, InvalidRequestError, MethodNotAllowedError, PayloadTooLargeError, RouteNotFoundError } from './common.errors.js';
+import { InternalError, InvalidRequestError, MethodNotAllowedError, PayloadTooLargeError, RouteNotFoundError, ServiceUnavailableError } from './common.errors.js';
 import { DomainError } from './domain-error.js';
 
 /** Paths whose clients expect the sample pet-store envelope `{code, message}` instead of `{error}`. */
@@ -43,7 +44,7 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     }
     const error = this.toDomainError(exception, req);
 
-    if (error.status >= 500) {
+    if (error.status >= 500 && !(error instanceof ServiceUnavailableError)) {
       this.logger.error({ err: exception, requestId: req.id, path: req.originalUrl }, 'Request failed');
     }
     if (res.headersSent) return;
@@ -94,6 +95,13 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
       return new InvalidRequestError('The request contains a value that cannot be stored');
     }
 
+    // PostgreSQL or Redis is down or went away (a restart, a failover): the client may send the
+    // same request again later. A 503 with Retry-After, never a 500 carrying a driver's message.
+    if (isDatabaseUnavailable(exception) || isRedisUnavailable(exception)) {
+      this.logger.warn({ requestId: req.id, method: req.method, route: routeOf(req), cause: (exception as Error).message }, 'dependency unavailable: answered 503');
+      return new ServiceUnavailableError();
+    }
+
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       if (status === 404) {
@@ -124,6 +132,7 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
 function oauthErrorCode(error: DomainError): string {
   if (/^[a-z_]+$/.test(error.code)) return error.code;
   if (error.status === 400 || error.status === 413 || error.status === 415) return 'invalid_request';
+  if (error.status === 503) return 'temporarily_unavailable';
   if (error.status >= 500) return 'server_error';
   return error.code.toLowerCase();
 }

@@ -43,6 +43,7 @@ export const ERROR_DESCRIPTIONS: Readonly<Record<number, string>> = {
   422: 'Semantically invalid request',
   429: 'RATE_LIMIT_EXCEEDED, with `retry_after` and Retry-After: a rate limit of the credential, the route class or the source address (failed authentications count per address)',
   500: 'INTERNAL_ERROR',
+  503: 'SERVICE_UNAVAILABLE, with `retry_after` and Retry-After: PostgreSQL or Redis does not answer (a restart, a failover), or the instance is shutting down; nothing was done, send the same request again later',
 };
 
 /** Documents error responses with the envelope schema. */

@@ -122,12 +122,20 @@ describe('postProcessOpenApi', () => {
 
   it('documents security and the 4xx of every mechanism with the error schema', () => {
     expect(op('/v1/things/{id}', 'put').security).toEqual([{ bearer: [] }]);
-    expect(Object.keys(op('/v1/things/{id}', 'put').responses).sort()).toEqual(['200', '400', '401', '403', '404', '413', '415']);
+    expect(Object.keys(op('/v1/things/{id}', 'put').responses).sort()).toEqual(['200', '400', '401', '403', '404', '413', '415', '503']);
     expect(op('/v1/things/{id}', 'put').responses['404']).toMatchObject({ content: { 'application/json': { schema: ref('Envelope') } } });
     // The parsers and the input guard run before routing: any request can be refused as bad input (and a limited one with 429).
-    expect(Object.keys(op('/v1/things', 'get').responses).sort()).toEqual(['200', '400', '401', '403', '413', '415', '429']);
+    expect(Object.keys(op('/v1/things', 'get').responses).sort()).toEqual(['200', '400', '401', '403', '413', '415', '429', '503']);
     expect(op('/health', 'get').security).toEqual([]);
-    expect(Object.keys(op('/health', 'get').responses).sort()).toEqual(['200', '400', '413', '415']);
+    expect(Object.keys(op('/health', 'get').responses).sort()).toEqual(['200', '400', '413', '415', '503']);
+  });
+
+  it('documents 503 SERVICE_UNAVAILABLE with Retry-After on every route but the probes that need no dependency', () => {
+    expect(op('/v1/things/{id}', 'put').responses['503']).toMatchObject({
+      content: { 'application/json': { schema: ref('Envelope') } },
+      headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
+    });
+    expect(doc.components?.headers?.['Retry-After']).toBeDefined();
   });
 
   it('moves a success response to the real status', () => {
@@ -139,7 +147,7 @@ describe('postProcessOpenApi', () => {
   it('keeps only the documented methods of an @All route, without a body on GET', () => {
     expect(Object.keys(doc.paths['/hooks/{id}']).sort()).toEqual(['get', 'post']);
     expect(op('/hooks/{id}', 'get').requestBody).toBeUndefined();
-    expect(Object.keys(op('/hooks/{id}', 'post').responses).sort()).toEqual(['202', '400', '404', '413', '415']);
+    expect(Object.keys(op('/hooks/{id}', 'post').responses).sort()).toEqual(['202', '400', '404', '413', '415', '503']);
   });
 
   it('turns a discriminated class into a oneOf of closed branches with a mapping', () => {

@@ -88,16 +88,21 @@ export function postProcessOpenApi(generated: OpenAPIObject, options: PostProces
       if (facts?.rateLimited) documentRateLimits(operation);
     }
   }
-  if (Object.values(document.paths).some((item) => Object.values(item as Record<string, Operation>).some((op) => op?.responses?.['503']?.headers?.['Retry-After']))) {
-    const headers = (document.components.headers ??= {}) as Record<string, unknown>;
-    headers['Retry-After'] = RETRY_AFTER_HEADER;
-    headers[IDEMPOTENT_REPLAYED_HEADER] = { description: `Present (\`true\`) on an answer replayed for a repeated ${IDEMPOTENCY_KEY_HEADER}`, schema: { type: 'string', enum: ['true'] } };
+  const answers = (status: string) => Object.values(document.paths).some((item) => Object.values(item as Record<string, Operation>).some((op) => op?.responses?.[status]?.headers));
+  const replays = Object.values(document.paths).some((item) =>
+    Object.values(item as Record<string, Operation>).some((op) => Object.values(op?.responses ?? {}).some((r) => r?.headers?.[IDEMPOTENT_REPLAYED_HEADER])),
+  );
+  if (replays) {
+    ((document.components.headers ??= {}) as Record<string, unknown>)[IDEMPOTENT_REPLAYED_HEADER] = {
+      description: `Present (\`true\`) on an answer replayed for a repeated ${IDEMPOTENCY_KEY_HEADER}`,
+      schema: { type: 'string', enum: ['true'] },
+    };
   }
-  if (Object.values(document.paths).some((item) => Object.values(item as Record<string, Operation>).some((op) => op?.responses?.['429']?.headers))) {
+  if (answers('429')) {
     const headers = (document.components.headers ??= {}) as Record<string, unknown>;
     for (const [name, header] of Object.entries(RATE_LIMIT_HEADERS)) headers[name] = header;
-    headers['Retry-After'] = RETRY_AFTER_HEADER;
   }
+  if (answers('429') || answers('503')) ((document.components.headers ??= {}) as Record<string, unknown>)['Retry-After'] = RETRY_AFTER_HEADER;
 
   // Request bodies: their schemas (and the schemas they nest) get the validators' rules.
   const requestSchemas = reachable(schemas, collectRefs(Object.values(document.paths).flatMap((item) => Object.values(item as Record<string, Operation>).map((op) => op?.requestBody))));
@@ -165,7 +170,20 @@ function documentErrors(operation: Operation, path: string, facts: RouteFacts | 
     // Other media types a route documents for the status (the consent page's HTML) are kept.
     response.content = { ...response.content, 'application/json': { schema: structuredClone(schema) } };
   }
+  // Every route reads PostgreSQL or Redis, and any may meet an instance shutting down: 503 with
+  // Retry-After. The probes are the exceptions: liveness needs neither, readiness documents its own.
+  // (A probe refused while the process drains is the answer an orchestrator wants.)
+  if (!DEPENDENCY_FREE_PATHS.has(path) && !operation.responses['503']) {
+    operation.responses['503'] = {
+      description: ERROR_DESCRIPTIONS[503],
+      content: { 'application/json': { schema: structuredClone(schema) } },
+      headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
+    };
+  }
 }
+
+/** Paths whose answer needs neither PostgreSQL nor Redis, or that document their own 503. */
+const DEPENDENCY_FREE_PATHS: ReadonlySet<string> = new Set(['/health/live', '/health/ready', '/metrics']);
 
 /**
  * Idempotency-Key: the header parameter, 409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED and
