@@ -11,15 +11,14 @@ import type { FireInput, FireResult } from '../executions/fire.types.js';
 import { isUuid } from '../common/ids/uuid.js';
 import { AppConfig } from '../config/app-config.js';
 import { RateLimiter, type RateLimitResult } from '../redis/rate-limiter.js';
-import { parseWebhookFields } from './dto/inbound.dto.js';
+import { parseWebhookFields } from './dto/webhook-body.js';
 import { Trigger } from './entities/trigger.entity.js';
 import { RateLimitExceededError } from '../rate-limits/rate-limits.errors.js';
-import { CredentialTypeRefusedError, InvalidSignatureError, MethodNotAllowedError, NotAnApiTriggerError } from './inbound.errors.js';
+import { CredentialTypeRefusedError, InvalidSignatureError, MethodNotAllowedError, NotAnApiTriggerError, TriggerNotFoundError } from './triggers.errors.js';
 import { matchesKeywords, type KeywordRules } from './keyword-matcher.js';
 import { TriggersService } from './triggers.service.js';
 import { TriggerSchedulesService } from './trigger-schedules.service.js';
 import type { TickJob } from './triggers.queue.js';
-import { TriggerNotFoundError } from './triggers.errors.js';
 import { credentialMayFire } from './trigger-types/api.trigger-type.js';
 import { WEBHOOK_METHODS } from './trigger-types/webhook.trigger-type.js';
 

@@ -1,12 +1,14 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Principal } from '../auth/access.js';
 import { CurrentPrincipal, RequireAccess } from '../auth/decorators/access.decorators.js';
-import { RateLimitClass } from '../rate-limits/rate-limit.decorators.js';
+import { CountsResourceLimit, RateLimitClass } from '../rate-limits/rate-limit.decorators.js';
 import { ApiData, ApiDeleted, ApiErrors, ApiPage } from '../common/http/api-docs.js';
 import { deleted, ok } from '../common/http/envelope.js';
 import { paginate } from '../common/pagination/page.query.js';
 import { CreateTriggerDto } from './dto/create-trigger.dto.js';
+import { FireTriggerDto } from './dto/fire-trigger.dto.js';
+import { FiredExecutionResponse } from './dto/fired-execution.response.js';
 import { ListTriggersQuery } from './dto/list-triggers.query.js';
 import {
   TriggerActivatedResponse,
@@ -17,12 +19,17 @@ import {
 } from './dto/trigger.response.js';
 import { UpdateTriggerDto } from './dto/update-trigger.dto.js';
 import type { Trigger } from './entities/trigger.entity.js';
+import { TriggerFiringService } from './trigger-firing.service.js';
+import { TriggerRateLimits } from './trigger-rate-limits.service.js';
 import { TriggersService } from './triggers.service.js';
 
 @ApiTags('Triggers')
 @Controller('v1/triggers')
 export class TriggersController {
-  constructor(private readonly triggers: TriggersService) {}
+  constructor(
+    private readonly triggers: TriggersService,
+    private readonly firing: TriggerFiringService,
+  ) {}
 
   @Get()
   @RequireAccess('triggers', 'read')
@@ -123,6 +130,26 @@ export class TriggersController {
   async resume(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string) {
     const t = await this.triggers.resume(principal.organizationId, id);
     return ok({ id: t.id, status: t.status, resumed_at: t.resumedAt });
+  }
+
+  @Post(':trigger_id/fire')
+  @HttpCode(202)
+  @RequireAccess('triggers', 'write')
+  @RateLimitClass('triggers', 'execution')
+  @CountsResourceLimit(TriggerRateLimits, "trigger-rate-limit: the trigger's own `rate_limit`/h")
+  @ApiOperation({ summary: 'Fire an api trigger (limited by its rate_limit per hour)' })
+  @ApiData(FiredExecutionResponse, 202, 'Accepted (status failed with an error when the trigger or workflow is not active)')
+  @ApiErrors(400, 404, 429)
+  async fire(
+    @CurrentPrincipal() principal: Principal,
+    @Param('trigger_id') triggerId: string,
+    @Body() body: FireTriggerDto,
+    @Headers('user-agent') userAgent?: string,
+  ) {
+    // The trigger's own rate_limit was counted by the request throttler with the credential's and
+    // the class's limits, in one round trip (TriggerRateLimits); its headers show the tightest.
+    const result = await this.firing.fireApiTrigger(principal.organizationId, triggerId, body, userAgent ?? null, principal.credentialType);
+    return ok(FiredExecutionResponse.from(result));
   }
 
   private toResponse(trigger: Trigger, withSecret: boolean): TriggerResponse {
