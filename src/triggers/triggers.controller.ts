@@ -76,9 +76,9 @@ export class TriggersController {
   @Delete(':trigger_id')
   @RequireAccess('triggers', 'delete')
   @RateLimitClass('triggers', 'delete')
-  @ApiOperation({ summary: 'Delete a trigger (and its schedule)' })
+  @ApiOperation({ summary: 'Delete a trigger (and its schedule); a workflow\'s managed trigger is 409' })
   @ApiDeleted()
-  @ApiErrors(404)
+  @ApiErrors(404, 409)
   async delete(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string) {
     await this.triggers.delete(principal.organizationId, id);
     return deleted('Trigger deleted');
@@ -88,9 +88,9 @@ export class TriggersController {
   @HttpCode(200)
   @RequireAccess('triggers', 'write')
   @RateLimitClass('triggers', 'execution')
-  @ApiOperation({ summary: 'Activate a trigger (from any state)' })
+  @ApiOperation({ summary: 'Activate a trigger (from any state; a workflow\'s managed trigger is 409)' })
   @ApiData(TriggerActivatedResponse)
-  @ApiErrors(404)
+  @ApiErrors(404, 409)
   async activate(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string) {
     const t = await this.triggers.activate(principal.organizationId, id);
     return ok({ id: t.id, status: t.status, activated_at: t.activatedAt });
@@ -100,9 +100,9 @@ export class TriggersController {
   @HttpCode(200)
   @RequireAccess('triggers', 'write')
   @RateLimitClass('triggers', 'execution')
-  @ApiOperation({ summary: 'Deactivate a trigger (from any state)' })
+  @ApiOperation({ summary: 'Deactivate a trigger (from any state; a workflow\'s managed trigger is 409)' })
   @ApiData(TriggerDeactivatedResponse)
-  @ApiErrors(404)
+  @ApiErrors(404, 409)
   async deactivate(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string) {
     const t = await this.triggers.deactivate(principal.organizationId, id);
     return ok({ id: t.id, status: t.status, deactivated_at: t.deactivatedAt });
@@ -112,9 +112,9 @@ export class TriggersController {
   @HttpCode(200)
   @RequireAccess('triggers', 'write')
   @RateLimitClass('triggers', 'execution')
-  @ApiOperation({ summary: 'Pause a trigger (from any state)' })
+  @ApiOperation({ summary: 'Pause a trigger (from any state; a workflow\'s managed trigger is 409)' })
   @ApiData(TriggerPausedResponse)
-  @ApiErrors(404)
+  @ApiErrors(404, 409)
   async pause(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string) {
     const t = await this.triggers.pause(principal.organizationId, id);
     return ok({ id: t.id, status: t.status, paused_at: t.pausedAt });

@@ -32,6 +32,13 @@ export class InvalidStateTransitionError extends DomainError {
   }
 }
 
+/** A workflow's managed trigger changes with the workflow's configuration.trigger and status only. */
+export class ManagedTriggerError extends InvalidStateTransitionError {
+  constructor(workflowId: string) {
+    super(`This trigger follows workflow ${workflowId}'s configuration.trigger and status: change the workflow instead`);
+  }
+}
+
 export class InvalidSignatureError extends DomainError {
   constructor() {
     super('INVALID_SIGNATURE', 401, 'X-Service-Signature is missing or does not match the body');
