@@ -40,7 +40,7 @@ export class WorkflowExecutionsController {
   @ApiErrors(404)
   async get(@CurrentPrincipal() principal: Principal, @Param('workflow_id') workflowId: string, @Param('execution_id') executionId: string) {
     const { execution, steps } = await this.executions.getWorkflowExecution(principal.organizationId, workflowId, executionId);
-    return ok(WorkflowExecutionDetailResponse.fromWithSteps(execution, steps));
+    return ok(WorkflowExecutionDetailResponse.from({ ...execution, steps }));
   }
 
   @Get('metrics')

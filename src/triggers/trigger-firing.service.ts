@@ -21,6 +21,7 @@ import { TriggerSchedulesService } from './trigger-schedules.service.js';
 import type { TickJob } from './triggers.queue.js';
 import { credentialMayFire } from './trigger-types/api.trigger-type.js';
 import { WEBHOOK_METHODS } from './trigger-types/webhook.trigger-type.js';
+import { isoTime } from '../common/iso-time.js';
 
 /**
  * Inbound webhooks: RATE_LIMIT_HOOK_PER_MINUTE (100, the specification's Limits) per trigger,
@@ -87,7 +88,7 @@ export class TriggerFiringService {
       channel: context.channel ?? trigger.channel ?? null,
       message: context.message ?? null,
       data: context.data,
-      metadata: { user_agent: context.userAgent, timestamp: new Date().toISOString(), source: context.source },
+      metadata: { user_agent: context.userAgent, timestamp: isoTime(new Date()), source: context.source },
     });
   }
 

@@ -18,7 +18,6 @@ import {
   TriggerResumedResponse,
 } from './dto/trigger.response.js';
 import { UpdateTriggerDto } from './dto/update-trigger.dto.js';
-import type { Trigger } from './entities/trigger.entity.js';
 import { TriggerFiringService } from './trigger-firing.service.js';
 import { TriggerRateLimits } from './trigger-rate-limits.service.js';
 import { TriggersService } from './triggers.service.js';
@@ -39,7 +38,7 @@ export class TriggersController {
   @ApiErrors(400)
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListTriggersQuery) {
     const [items, total] = await this.triggers.list(principal.organizationId, query);
-    return paginate(items.map((t) => this.toResponse(t, false)), total, query);
+    return paginate(items.map((t) => TriggerResponse.from(t, this.triggers.presentConfiguration(t, false))), total, query);
   }
 
   @Get(':trigger_id')
@@ -49,7 +48,8 @@ export class TriggersController {
   @ApiData(TriggerResponse)
   @ApiErrors(404)
   async get(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string) {
-    return ok(this.toResponse(await this.triggers.getOwned(principal.organizationId, id), true));
+    const trigger = await this.triggers.getOwned(principal.organizationId, id);
+    return ok(TriggerResponse.from(trigger, this.triggers.presentConfiguration(trigger, true)));
   }
 
   @Post()
@@ -60,7 +60,8 @@ export class TriggersController {
   @ApiData(TriggerResponse, 201, 'Created')
   @ApiErrors(400, 404, 409, 422)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateTriggerDto) {
-    return ok(this.toResponse(await this.triggers.create(principal.organizationId, body), true));
+    const trigger = await this.triggers.create(principal.organizationId, body);
+    return ok(TriggerResponse.from(trigger, this.triggers.presentConfiguration(trigger, true)));
   }
 
   @Put(':trigger_id')
@@ -70,7 +71,8 @@ export class TriggersController {
   @ApiData(TriggerResponse)
   @ApiErrors(400, 404, 409, 422)
   async update(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string, @Body() body: UpdateTriggerDto) {
-    return ok(this.toResponse(await this.triggers.update(principal.organizationId, id, body), true));
+    const trigger = await this.triggers.update(principal.organizationId, id, body);
+    return ok(TriggerResponse.from(trigger, this.triggers.presentConfiguration(trigger, true)));
   }
 
   @Delete(':trigger_id')
@@ -93,7 +95,7 @@ export class TriggersController {
   @ApiErrors(404, 409)
   async activate(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string) {
     const t = await this.triggers.activate(principal.organizationId, id);
-    return ok({ id: t.id, status: t.status, activated_at: t.activatedAt });
+    return ok(TriggerActivatedResponse.from(t));
   }
 
   @Post(':trigger_id/deactivate')
@@ -105,7 +107,7 @@ export class TriggersController {
   @ApiErrors(404, 409)
   async deactivate(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string) {
     const t = await this.triggers.deactivate(principal.organizationId, id);
-    return ok({ id: t.id, status: t.status, deactivated_at: t.deactivatedAt });
+    return ok(TriggerDeactivatedResponse.from(t));
   }
 
   @Post(':trigger_id/pause')
@@ -117,7 +119,7 @@ export class TriggersController {
   @ApiErrors(404, 409)
   async pause(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string) {
     const t = await this.triggers.pause(principal.organizationId, id);
-    return ok({ id: t.id, status: t.status, paused_at: t.pausedAt });
+    return ok(TriggerPausedResponse.from(t));
   }
 
   @Post(':trigger_id/resume')
@@ -129,7 +131,7 @@ export class TriggersController {
   @ApiErrors(404, 409)
   async resume(@CurrentPrincipal() principal: Principal, @Param('trigger_id') id: string) {
     const t = await this.triggers.resume(principal.organizationId, id);
-    return ok({ id: t.id, status: t.status, resumed_at: t.resumedAt });
+    return ok(TriggerResumedResponse.from(t));
   }
 
   @Post(':trigger_id/fire')
@@ -150,9 +152,5 @@ export class TriggersController {
     // the class's limits, in one round trip (TriggerRateLimits); its headers show the tightest.
     const result = await this.firing.fireApiTrigger(principal.organizationId, triggerId, body, userAgent ?? null, principal.credentialType);
     return ok(FiredExecutionResponse.from(result));
-  }
-
-  private toResponse(trigger: Trigger, withSecret: boolean): TriggerResponse {
-    return TriggerResponse.from(trigger, this.triggers.presentConfiguration(trigger, withSecret));
   }
 }

@@ -5,6 +5,7 @@ import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
 import { SqlStatement } from '../database/sql-statement.js';
 import type { ListWorkflowsQuery } from './dto/list-workflows.query.js';
 import type { Workflow, WorkflowSummaryRow } from './entities/workflow.entity.js';
+import { isoTimeSql } from '../common/iso-time.js';
 
 /**
  * The summary's columns other than its timestamps, aliased to the entity's property names: pg
@@ -21,18 +22,9 @@ const BY_ID = new SqlStatement<Workflow>(
   { prepareAs: 'workflows.by-id' },
 );
 
-/**
- * A timestamp as the exact text Date.prototype.toISOString() gives for it (UTC, milliseconds
- * truncated as pg's Date parsing truncates them). A page holds 80 timestamps: parsing each into
- * a Date only to print it again cost the client more than PostgreSQL spends formatting them.
- */
-function isoText(column: string): string {
-  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-}
-
 const LIST_COLUMNS = `${SCALAR_COLUMNS}, (EXTRACT(EPOCH FROM created_at) * 1000000)::bigint::text AS "sortKey",
-  ${isoText('activated_at')} AS "activatedAt", ${isoText('deactivated_at')} AS "deactivatedAt",
-  ${isoText('created_at')} AS "createdAt", ${isoText('updated_at')} AS "updatedAt"`;
+  ${isoTimeSql('activated_at')} AS "activatedAt", ${isoTimeSql('deactivated_at')} AS "deactivatedAt",
+  ${isoTimeSql('created_at')} AS "createdAt", ${isoTimeSql('updated_at')} AS "updatedAt"`;
 
 /** The version of the organization's workflows (migration ListsWorkflowsVersion), as text. */
 const VERSION = `(SELECT workflows_version FROM organizations WHERE id = $1)::text`;

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { AnalyticsFileRow } from '../files.repository.js';
+import { isoTime, isoTimeOrNull } from '../../../common/iso-time.js';
 
 const TIME = { type: String, format: 'date-time' } as const;
 const NULLABLE_TIME = { ...TIME, nullable: true } as const;
@@ -18,11 +19,11 @@ export class ReportResponse {
   @ApiProperty() name: string;
   @ApiProperty({ enum: ['csv', 'json', 'pdf'] }) format: string;
   @ApiProperty({ enum: ['generating', 'completed', 'failed'] }) status: string;
-  @ApiProperty(TIME) created_at: Date;
-  @ApiProperty(TIME) estimated_completion: Date;
-  @ApiProperty({ ...NULLABLE_TIME, description: 'Set when completed' }) completed_at: Date | null;
+  @ApiProperty(TIME) created_at: string;
+  @ApiProperty(TIME) estimated_completion: string;
+  @ApiProperty({ ...NULLABLE_TIME, description: 'Set when completed' }) completed_at: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'Set when completed; needs a credential of the same organization' }) download_url: string | null;
-  @ApiProperty({ ...NULLABLE_TIME, description: 'Set when completed: 7 days after completion, after which the download is 410 Gone' }) expires_at: Date | null;
+  @ApiProperty({ ...NULLABLE_TIME, description: 'Set when completed: 7 days after completion, after which the download is 410 Gone' }) expires_at: string | null;
   @ApiProperty({ type: FileErrorResponse, nullable: true, description: 'Set when failed' }) error: FileErrorResponse | null;
 
   static from(row: AnalyticsFileRow, baseUrl: string): ReportResponse {
@@ -31,11 +32,11 @@ export class ReportResponse {
       name: row.name ?? '',
       format: row.format,
       status: row.status === 'running' ? 'generating' : row.status,
-      created_at: row.created_at,
-      estimated_completion: row.estimated_completion,
-      completed_at: row.completed_at,
+      created_at: isoTime(row.created_at),
+      estimated_completion: isoTime(row.estimated_completion),
+      completed_at: isoTimeOrNull(row.completed_at),
       download_url: url(baseUrl, row, 'reports'),
-      expires_at: row.status === 'completed' ? row.expires_at : null,
+      expires_at: isoTimeOrNull(row.status === 'completed' ? row.expires_at : null),
       error: row.error,
     };
   }
@@ -46,12 +47,12 @@ export class ExportResponse {
   @ApiProperty() data_type: string;
   @ApiProperty({ enum: ['csv', 'json'] }) format: string;
   @ApiProperty({ enum: ['processing', 'completed', 'failed'] }) status: string;
-  @ApiProperty(TIME) created_at: Date;
-  @ApiProperty(TIME) estimated_completion: Date;
-  @ApiProperty({ ...NULLABLE_TIME, description: 'Set when completed' }) completed_at: Date | null;
+  @ApiProperty(TIME) created_at: string;
+  @ApiProperty(TIME) estimated_completion: string;
+  @ApiProperty({ ...NULLABLE_TIME, description: 'Set when completed' }) completed_at: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'Set when completed; needs a credential of the same organization' }) download_url: string | null;
   @ApiProperty({ type: Number, nullable: true, description: 'Rows in the file, set when completed' }) row_count: number | null;
-  @ApiProperty({ ...NULLABLE_TIME, description: 'Set when completed: 7 days after completion, after which the download is 410 Gone' }) expires_at: Date | null;
+  @ApiProperty({ ...NULLABLE_TIME, description: 'Set when completed: 7 days after completion, after which the download is 410 Gone' }) expires_at: string | null;
   @ApiProperty({ type: FileErrorResponse, nullable: true, description: 'Set when failed' }) error: FileErrorResponse | null;
 
   static from(row: AnalyticsFileRow, baseUrl: string): ExportResponse {
@@ -60,12 +61,12 @@ export class ExportResponse {
       data_type: row.data_type ?? '',
       format: row.format,
       status: row.status === 'running' ? 'processing' : row.status,
-      created_at: row.created_at,
-      estimated_completion: row.estimated_completion,
-      completed_at: row.completed_at,
+      created_at: isoTime(row.created_at),
+      estimated_completion: isoTime(row.estimated_completion),
+      completed_at: isoTimeOrNull(row.completed_at),
       download_url: url(baseUrl, row, 'exports'),
       row_count: row.status === 'completed' ? row.row_count : null,
-      expires_at: row.status === 'completed' ? row.expires_at : null,
+      expires_at: isoTimeOrNull(row.status === 'completed' ? row.expires_at : null),
       error: row.error,
     };
   }
