@@ -6,6 +6,7 @@ import { SqlStatement } from '../database/sql-statement.js';
 import type { ListWorkflowsQuery } from './dto/list-workflows.query.js';
 import type { Workflow, WorkflowSummaryRow } from './entities/workflow.entity.js';
 import { isoTimeSql } from '../common/iso-time.js';
+import { workflowCountOf, workflowsVersionOf } from '../auth/organizations/organizations.sql.js';
 
 /**
  * The summary's columns other than its timestamps, aliased to the entity's property names: pg
@@ -27,7 +28,7 @@ const LIST_COLUMNS = `${SCALAR_COLUMNS}, (EXTRACT(EPOCH FROM created_at) * 10000
   ${isoTimeSql('created_at')} AS "createdAt", ${isoTimeSql('updated_at')} AS "updatedAt"`;
 
 /** The version of the organization's workflows (migration ListsWorkflowsVersion), as text. */
-const VERSION = `(SELECT workflows_version FROM organizations WHERE id = $1)::text`;
+const VERSION = workflowsVersionOf('$1');
 
 const WORKFLOWS_VERSION = new SqlStatement<{ version: string }>(`SELECT ${VERSION} AS version`, { prepareAs: 'workflows.version' });
 
@@ -91,7 +92,7 @@ function listStatements(key: string): ListStatements {
   const order = `ORDER BY created_at DESC, id DESC LIMIT $${m + 1} OFFSET $${m + 2}`;
   const name = `${key}${cursor ? 'k' : ''}`;
   if (key === '') {
-    const total = `SELECT workflow_count AS total FROM organizations WHERE id = $1`;
+    const total = workflowCountOf('$1');
     return {
       page: new SqlStatement(`SELECT ${LIST_COLUMNS}, (${total}) AS total FROM workflows WHERE ${pageWhere} ${order}`, { prepareAs: `workflows.page.${name}` }),
       count: new SqlStatement(total, { prepareAs: `workflows.count.${key}` }),
