@@ -140,7 +140,8 @@ export class ConversationsService {
 
   /**
    * Stores an inbound message (creating the customer on first contact) and, when the customer
-   * has an execution waiting on this channel, routes the message to it — atomically, in one
+   * has a running execution on this channel (waiting for a reply or not yet), routes the message
+   * to it — atomically, in one
    * statement: POST /v1/messages is the hot path, and each round trip costs it latency.
    */
   receive(inbound: InboundMessage): Promise<ReceivedMessage> {

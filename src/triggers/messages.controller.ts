@@ -8,8 +8,9 @@ import { InboundMessageDto, InboundMessageResponse } from './dto/inbound-message
 import { TriggerFiringService } from './trigger-firing.service.js';
 
 /**
- * A customer's inbound message. In the triggers module, which owns what it does: resume the
- * customer's waiting execution, else fire the matching message triggers (TriggerFiringService).
+ * A customer's inbound message. In the triggers module, which owns what it does: keep it for the
+ * customer's running execution on the channel, else fire the matching message triggers,
+ * workflows' managed ones included (TriggerFiringService).
  */
 @ApiTags('Inbound')
 @Controller('v1/messages')
