@@ -20,6 +20,7 @@ import { RunningByCustomer1768400000000 } from './1768400000000-RunningByCustome
 import { TriggerPlans1768500000000 } from './1768500000000-TriggerPlans.js';
 import { AnswersIndexOnly1768600000000 } from './1768600000000-AnswersIndexOnly.js';
 import { ExecutionRetries1769300000000 } from './1769300000000-ExecutionRetries.js';
+import { WorkflowMessageTriggers1769600000000 } from './1769600000000-WorkflowMessageTriggers.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -42,4 +43,5 @@ export const MIGRATIONS = [
   TriggerPlans1768500000000,
   AnswersIndexOnly1768600000000,
   ExecutionRetries1769300000000,
+  WorkflowMessageTriggers1769600000000,
 ];

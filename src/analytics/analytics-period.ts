@@ -1,5 +1,6 @@
 import { InvalidDateRangeError, parseGranularity, parseIsoDate, type Granularity } from '../common/date-range.js';
 import { InvalidTimezoneError } from './analytics.errors.js';
+import { isoTime } from '../common/iso-time.js';
 
 /**
  * The period of an analytics request in the caller's time zone: `start_date`/`end_date` without an
@@ -104,7 +105,7 @@ export function resolveAnalyticsPeriod(input: AnalyticsPeriodInput, timezone: st
 /** An instant as ISO 8601 in the zone's local time with its offset, e.g. 2025-03-01T00:00:00.000-05:00. */
 export function toZonedIso(instant: Date, timezone: string): string {
   const offset = zoneOffsetMs(timezone, instant.getTime());
-  const local = new Date(instant.getTime() + offset).toISOString().slice(0, -1);
+  const local = isoTime(new Date(instant.getTime() + offset)).slice(0, -1);
   if (offset === 0) return `${local}Z`;
   const minutes = Math.abs(offset) / 60_000;
   const sign = offset > 0 ? '+' : '-';

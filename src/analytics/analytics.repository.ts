@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import { SqlStatement } from '../database/sql-statement.js';
 import type { PeriodSplit } from '../executions/metrics.repository.js';
 import { outcomeFacts } from './journey-facts.js';
+import { isoTime } from '../common/iso-time.js';
 
 /**
  * The SQL of the analytics endpoints, written as SQL: every statement is scoped by organization
@@ -365,7 +366,7 @@ const DAY_US = 86_400_000_000;
 /** An instant in microseconds since the epoch, as PostgreSQL reads it (Date has milliseconds only). */
 function isoMicros(us: number): string {
   const ms = Math.floor(us / 1000);
-  return `${new Date(ms).toISOString().slice(0, -1)}${String(us - ms * 1000).padStart(3, '0')}Z`;
+  return `${isoTime(new Date(ms)).slice(0, -1)}${String(us - ms * 1000).padStart(3, '0')}Z`;
 }
 
 /**

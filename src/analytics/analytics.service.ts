@@ -38,6 +38,7 @@ import type {
   WorkflowSummaryAnalytics,
 } from './dto/analytics.response.js';
 import { SystemReadings } from './system-readings.js';
+import { isoTime } from '../common/iso-time.js';
 
 const HOUR_MS = 3_600_000;
 /** Jobs waiting in the execution queue beyond which the system is `degraded`. */
@@ -335,7 +336,7 @@ export class AnalyticsService {
     const { total, buckets } = await this.executionMetrics.workflowCustomers(org, workflowId, { start: p.start, end: p.end, granularity: p.granularity });
     return [
       { kind: 'total' as const, key: null, unique_customers: total },
-      ...buckets.map((b) => ({ kind: 'bucket' as const, key: b.date.toISOString().slice(0, 19), unique_customers: b.unique_customers })),
+      ...buckets.map((b) => ({ kind: 'bucket' as const, key: isoTime(b.date).slice(0, 19), unique_customers: b.unique_customers })),
     ];
   }
 
@@ -349,7 +350,7 @@ export class AnalyticsService {
       includeSystem ? this.readings.apiResponseTimeMs() : Promise.resolve(null),
     ]);
     const response: RealtimeResponse = {
-      timestamp: now.toISOString(),
+      timestamp: isoTime(now),
       current_metrics: {
         active_workflows: activeWorkflows,
         active_executions: data.active_executions,

@@ -19,7 +19,7 @@ export class AppConfig {
   readonly oauthLogin: { attemptsPerIp: number; attemptsPerEmail: number; windowSeconds: number };
   readonly webhookAllowPrivateTargets: boolean;
   readonly rateLimitsEnabled: boolean;
-  /** Rate-limit figures (requests per window); see RateLimitPolicies. */
+  /** Rate-limit figures (requests per window); see namedThrottlers (src/rate-limits/rate-limit-policies.ts). */
   readonly rateLimits: {
     perCredential: number;
     read: number;

@@ -4,6 +4,8 @@ import type { DataSource } from 'typeorm';
 import { Batcher } from './batcher.js';
 import { SqlStatement } from '../database/sql-statement.js';
 import { uuidv7 } from '../common/ids/uuid-v7.js';
+import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
+import { activeMessageTriggersOf } from '../triggers/triggers.sql.js';
 
 export interface InboundMessage {
   organizationId: string;
@@ -97,7 +99,7 @@ const RECEIVE = new SqlStatement<{
     INSERT INTO messages (id, organization_id, customer_id, channel, direction, content, language, metadata, execution_id)
     SELECT message_id, organization_id, customer_id, channel, 'inbound', content, language, metadata, execution_id FROM routed
   ), events AS (
-    INSERT INTO outbox_events (organization_id, type, data)
+    ${INSERT_OUTBOX_EVENTS}
     SELECT organization_id, 'customer.created', customer_event FROM routed WHERE inserted
     UNION ALL
     SELECT organization_id, 'message.received', message_event || jsonb_build_object('execution_id', execution_id) FROM routed
@@ -106,13 +108,7 @@ const RECEIVE = new SqlStatement<{
     -- counted as 100 rows, could prefer a scan and stay cached with the named statement).
     SELECT o.organization_id, t.triggers
       FROM (SELECT DISTINCT organization_id FROM routed WHERE execution_id IS NULL) o
-      CROSS JOIN LATERAL (
-        SELECT json_agg(json_build_object('id', t.id, 'organizationId', t.organization_id, 'workflowId', t.workflow_id,
-                                          'status', t.status, 'channel', t.channel, 'configuration', t.configuration)
-                        ORDER BY t.created_at, t.id) AS triggers
-          FROM triggers t
-         WHERE t.organization_id = o.organization_id AND t.type = 'message' AND t.status = 'active'
-      ) t
+      CROSS JOIN LATERAL (${activeMessageTriggersOf('o.organization_id')}) t
   )
   SELECT r.message_id, r.customer_id, r.execution_id, r.trigger_id, r.trigger_execution_id, mt.triggers AS message_triggers
     FROM routed r LEFT JOIN message_triggers mt ON r.execution_id IS NULL AND mt.organization_id = r.organization_id`,
@@ -144,7 +140,8 @@ export class ConversationsService {
 
   /**
    * Stores an inbound message (creating the customer on first contact) and, when the customer
-   * has an execution waiting on this channel, routes the message to it — atomically, in one
+   * has a running execution on this channel (waiting for a reply or not yet), routes the message
+   * to it — atomically, in one
    * statement: POST /v1/messages is the hot path, and each round trip costs it latency.
    */
   receive(inbound: InboundMessage): Promise<ReceivedMessage> {

@@ -10,6 +10,9 @@ import type { FireInput, FireResult } from './fire.types.js';
 import { SqlStatement } from '../database/sql-statement.js';
 import { RedisUnavailableError, withRedisDeadline } from '../redis/redis-errors.js';
 import { uuidv7 } from '../common/ids/uuid-v7.js';
+import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
+import { countRefusedFiring, countTriggerFirings } from '../triggers/triggers.sql.js';
+import { countWorkflowStarts, workflowToFire } from '../workflows/workflows.sql.js';
 
 /** How long adding run jobs may wait on Redis before the request goes on without (see enqueue). */
 const ENQUEUE_DEADLINE_MS = 1000;
@@ -49,7 +52,7 @@ const START = new SqlStatement<{ execution_id: string }>(
       -- Each firing's workflow by primary key (the other conditions outside, so that no other
       -- index looks better): planned as a plain join, a scan of the whole table could win (the
       -- JSON input counts as 100 rows) and stay cached with the named statement.
-      CROSS JOIN LATERAL (SELECT organization_id, status, version, channel FROM workflows WHERE id = f.workflow_id LIMIT 1) w
+      CROSS JOIN LATERAL ${workflowToFire('f.workflow_id')} w
      WHERE w.organization_id = f.organization_id AND w.status = 'active'
   ), upserted AS (
     INSERT INTO customers (organization_id, external_id, channel, first_seen_at, last_seen_at)
@@ -72,7 +75,7 @@ const START = new SqlStatement<{ execution_id: string }>(
     SELECT f.trigger_execution_id, f.organization_id, f.trigger_id, f.workflow_id, f.execution_id, 'running', f.trigger_input, f.started_at
       FROM firing f
   ), events AS (
-    INSERT INTO outbox_events (organization_id, type, data)
+    ${INSERT_OUTBOX_EVENTS}
     SELECT f.organization_id, 'customer.created', f.customer_event || jsonb_build_object('channel', f.resolved_channel)
       FROM firing f JOIN customer c ON c.execution_id = f.execution_id WHERE c.inserted
     UNION ALL
@@ -80,15 +83,9 @@ const START = new SqlStatement<{ execution_id: string }>(
     UNION ALL
     SELECT f.organization_id, 'workflow.started', f.started_event || jsonb_build_object('channel', f.resolved_channel) FROM firing f
   ), workflow_counted AS (
-    -- = ANY (ARRAY[..]): by primary key, never a hash join on a scan (see RunsRepository's commit);
-    -- in id order, so that two batches lock shared counter rows in the same order.
-    UPDATE workflows w SET execution_count = w.execution_count + n.started
-      FROM (SELECT workflow_id, count(*)::int AS started FROM firing GROUP BY workflow_id ORDER BY workflow_id) n
-     WHERE w.id = ANY (ARRAY[n.workflow_id])
+    ${countWorkflowStarts('SELECT workflow_id, count(*)::int AS started FROM firing GROUP BY workflow_id ORDER BY workflow_id')}
   ), trigger_counted AS (
-    UPDATE triggers t SET execution_count = t.execution_count + n.started, last_triggered = now()
-      FROM (SELECT trigger_id, count(*)::int AS started FROM firing GROUP BY trigger_id ORDER BY trigger_id) n
-     WHERE t.id = ANY (ARRAY[n.trigger_id])
+    ${countTriggerFirings('SELECT trigger_id, count(*)::int AS started FROM firing GROUP BY trigger_id ORDER BY trigger_id')}
   )
   SELECT execution_id FROM firing`,
   { prepareAs: 'executions.start' },
@@ -120,7 +117,7 @@ const REFUSE = new SqlStatement(
     INSERT INTO trigger_executions (id, organization_id, trigger_id, workflow_id, workflow_execution_id, status, input, error, triggered_at, completed_at, duration_ms)
     VALUES ($1::uuid, $2::uuid, $3::uuid, $4::uuid, NULL, 'failed', $5::jsonb, $6::jsonb, $7::timestamptz, $7::timestamptz, 0)
   )
-  UPDATE triggers SET execution_count = execution_count + 1, last_triggered = now() WHERE id = $3::uuid`,
+  ${countRefusedFiring('$3::uuid')}`,
   { prepareAs: 'executions.refuse' },
 );
 

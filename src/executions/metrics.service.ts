@@ -12,9 +12,10 @@ import type {
   WorkflowMetricsResponse,
 } from './dto/metrics.response.js';
 import { ExecutionMetricsRepository, type ExecutionSummary, type SummaryRow } from './metrics.repository.js';
+import { isoTime } from '../common/iso-time.js';
 
 function periodOf(period: Period): MetricsPeriodResponse {
-  return { start_date: period.start.toISOString(), end_date: period.end.toISOString() };
+  return { start_date: isoTime(period.start), end_date: isoTime(period.end) };
 }
 
 function totals(summary: ExecutionSummary): TriggerMetricsTotals {
@@ -31,7 +32,7 @@ function totals(summary: ExecutionSummary): TriggerMetricsTotals {
 }
 
 function bucket(row: SummaryRow & { date: Date }): TriggerMetricsBucket {
-  return { date: row.date.toISOString(), executions: row.executions, success_rate: row.success_rate, average_duration_ms: row.average_duration_ms };
+  return { date: isoTime(row.date), executions: row.executions, success_rate: row.success_rate, average_duration_ms: row.average_duration_ms };
 }
 
 /**

@@ -5,6 +5,8 @@ import { WorkflowExecution } from './entities/workflow-execution.entity.js';
 import { Batcher } from './batcher.js';
 import { SqlStatement } from '../database/sql-statement.js';
 import type { RunWrites } from './run-writes.js';
+import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
+import { countWorkflowOutcomes } from '../workflows/workflows.sql.js';
 
 /** An execution as a run starts from it. */
 export interface LoadedExecution {
@@ -84,7 +86,7 @@ const COMMIT = new SqlStatement<{ id: string }>(
     UPDATE customers c SET attributes = c.attributes || e.customer_attributes, updated_at = now()
       FROM execution e WHERE c.id = ANY (ARRAY[e.customer_id]) AND e.customer_attributes IS NOT NULL
   ), events AS (
-    INSERT INTO outbox_events (organization_id, type, data)
+    ${INSERT_OUTBOX_EVENTS}
     SELECT v.organization_id, v.type, v.data
       FROM jsonb_to_recordset($5::jsonb) AS v(execution_id uuid, organization_id uuid, type varchar, data jsonb)
       JOIN execution e ON e.id = v.execution_id
@@ -94,12 +96,8 @@ const COMMIT = new SqlStatement<{ id: string }>(
            duration_ms = GREATEST(0, (EXTRACT(EPOCH FROM (e.completed_at - t.triggered_at)) * 1000)::int), error = e.trigger_error
       FROM execution e WHERE t.id = ANY (ARRAY[e.trigger_execution_id]) AND e.status <> 'running'
   ), workflow_counted AS (
-    -- In id order, so that two batches lock shared counter rows in the same order.
-    UPDATE workflows w
-       SET success_count = w.success_count + f.succeeded, failure_count = w.failure_count + f.failed
-      FROM (SELECT workflow_id, count(*) FILTER (WHERE status = 'success')::int AS succeeded, count(*) FILTER (WHERE status = 'failed')::int AS failed
-              FROM execution WHERE status <> 'running' GROUP BY workflow_id ORDER BY workflow_id) f
-     WHERE w.id = ANY (ARRAY[f.workflow_id])
+    ${countWorkflowOutcomes(`SELECT workflow_id, count(*) FILTER (WHERE status = 'success')::int AS succeeded, count(*) FILTER (WHERE status = 'failed')::int AS failed
+              FROM execution WHERE status <> 'running' GROUP BY workflow_id ORDER BY workflow_id`)}
   )
   SELECT id FROM execution`,
   { prepareAs: 'runs.commit' },

@@ -42,7 +42,7 @@ export class WorkflowExecutionsController {
   @ApiErrors(404)
   async get(@CurrentPrincipal() principal: Principal, @Param('workflow_id') workflowId: string, @Param('execution_id') executionId: string) {
     const { execution, steps } = await this.executions.getWorkflowExecution(principal.organizationId, workflowId, executionId);
-    return ok(WorkflowExecutionDetailResponse.fromWithSteps(execution, steps));
+    return ok(WorkflowExecutionDetailResponse.from({ ...execution, steps }));
   }
 
   @Post('executions/:execution_id/retry')
@@ -63,7 +63,7 @@ export class WorkflowExecutionsController {
   @ApiErrors(404, 409)
   async retry(@CurrentPrincipal() principal: Principal, @Param('workflow_id') workflowId: string, @Param('execution_id') executionId: string) {
     const { execution, steps } = await this.operations.retry(principal.organizationId, workflowId, executionId);
-    return ok(WorkflowExecutionDetailResponse.fromWithSteps(execution, steps));
+    return ok(WorkflowExecutionDetailResponse.from({ ...execution, steps }));
   }
 
   @Post('executions/:execution_id/cancel')
@@ -81,7 +81,7 @@ export class WorkflowExecutionsController {
   @ApiErrors(404, 409)
   async cancel(@CurrentPrincipal() principal: Principal, @Param('workflow_id') workflowId: string, @Param('execution_id') executionId: string) {
     const { execution, steps } = await this.operations.cancel(principal.organizationId, workflowId, executionId);
-    return ok(WorkflowExecutionDetailResponse.fromWithSteps(execution, steps));
+    return ok(WorkflowExecutionDetailResponse.from({ ...execution, steps }));
   }
 
   @Get('metrics')

@@ -25,7 +25,7 @@ export class KnowledgeBasesController {
   @ApiErrors(400)
   async list(@CurrentPrincipal() principal: Principal, @Query() query: PageQuery) {
     const [items, total] = await this.knowledgeBases.list(principal.organizationId, query);
-    return paginate(items.map(KnowledgeBaseSummaryResponse.fromSummary), total, query);
+    return paginate(items.map(KnowledgeBaseSummaryResponse.from), total, query);
   }
 
   @Get(':name')

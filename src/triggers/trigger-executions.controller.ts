@@ -45,7 +45,7 @@ export class TriggerExecutionsController {
   async get(@CurrentPrincipal() principal: Principal, @Param('trigger_id') triggerId: string, @Param('execution_id') executionId: string) {
     const trigger = await this.triggers.getOwned(principal.organizationId, triggerId);
     const { execution, workflowStatus } = await this.executions.getTriggerExecution(principal.organizationId, trigger.id, executionId);
-    return ok(TriggerExecutionDetailResponse.fromWithWorkflowStatus(execution, workflowStatus));
+    return ok(TriggerExecutionDetailResponse.from(execution, workflowStatus));
   }
 
   @Get('metrics')

@@ -11,17 +11,17 @@ import type { FireInput, FireResult } from '../executions/fire.types.js';
 import { isUuid } from '../common/ids/uuid.js';
 import { AppConfig } from '../config/app-config.js';
 import { RateLimiter, type RateLimitResult } from '../redis/rate-limiter.js';
-import { parseWebhookFields } from './dto/inbound.dto.js';
+import { parseWebhookFields } from './dto/webhook-body.js';
 import { Trigger } from './entities/trigger.entity.js';
 import { RateLimitExceededError } from '../rate-limits/rate-limits.errors.js';
-import { CredentialTypeRefusedError, InvalidSignatureError, MethodNotAllowedError, NotAnApiTriggerError } from './inbound.errors.js';
+import { CredentialTypeRefusedError, InvalidSignatureError, MethodNotAllowedError, NotAnApiTriggerError, TriggerNotFoundError } from './triggers.errors.js';
 import { matchesKeywords, type KeywordRules } from './keyword-matcher.js';
 import { TriggersService } from './triggers.service.js';
 import { TriggerSchedulesService } from './trigger-schedules.service.js';
 import type { TickJob } from './triggers.queue.js';
-import { TriggerNotFoundError } from './triggers.errors.js';
 import { credentialMayFire } from './trigger-types/api.trigger-type.js';
 import { WEBHOOK_METHODS } from './trigger-types/webhook.trigger-type.js';
+import { isoTime } from '../common/iso-time.js';
 
 /**
  * Inbound webhooks: RATE_LIMIT_HOOK_PER_MINUTE (100, the specification's Limits) per trigger,
@@ -95,7 +95,7 @@ export class TriggerFiringService {
       data: context.data,
       metadata: {
         user_agent: context.userAgent,
-        timestamp: new Date().toISOString(),
+        timestamp: isoTime(new Date()),
         source: context.source,
         ...(context.scheduledFor ? { scheduled_for: context.scheduledFor } : {}),
       },
@@ -252,7 +252,7 @@ export class TriggerFiringService {
 export function tickSlot(job: Pick<Job, 'id' | 'opts'>): string | undefined {
   const fromOpts = (job.opts as { prevMillis?: unknown }).prevMillis;
   const millis = typeof fromOpts === 'number' && fromOpts > 0 ? fromOpts : Number(String(job.id ?? '').split(':').pop());
-  return Number.isSafeInteger(millis) && millis > 0 ? new Date(millis).toISOString() : undefined;
+  return Number.isSafeInteger(millis) && millis > 0 ? isoTime(new Date(millis)) : undefined;
 }
 
 function headerValue(value: string | string[] | undefined): string | null {

@@ -18,7 +18,7 @@ const CACHE_MS = 60_000;
 /** The policy of an api trigger's own rate_limit (RateLimit-Policy's name), per trigger, per hour. */
 export const TRIGGER_RATE_LIMIT_POLICY = 'trigger-rate-limit';
 const WINDOW_SECONDS = 3600;
-/** What the fire route requires (@RequireAccess on InboundController.fire); AccessGuard runs after the throttler. */
+/** What the fire route requires (@RequireAccess on TriggersController.fire); AccessGuard runs after the throttler. */
 const FIRE_ACCESS: AccessRequirement = { resource: 'triggers', action: 'write' };
 
 interface Known {

@@ -125,8 +125,9 @@ export class TriggerSchedulesService implements OnApplicationBootstrap, OnApplic
   /**
    * Makes the repeatable jobs match the active schedule triggers in the database: adds missing
    * ones, replaces ones whose cron, zone or end differ, removes orphans. Redis is read before the
-   * database, and every change is re-decided under the trigger's lock, so running beside API
-   * writes (another instance starting) is safe.
+   * database, and each trigger is read again before its jobs change (resync, no lock and no
+   * transaction): beside an API write (another instance starting) a job of a schedule the
+   * trigger no longer has can be left behind, and its first tick removes it (isCurrent).
    */
   async reconcile(): Promise<ReconcileResult> {
     const jobs = await this.tickJobs();

@@ -4,7 +4,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { ExecutionsModule } from '../executions/executions.module.js';
 import { WorkflowsModule } from '../workflows/workflows.module.js';
 import { Trigger } from './entities/trigger.entity.js';
-import { InboundController } from './inbound.controller.js';
+import { HooksController } from './hooks.controller.js';
+import { MessagesController } from './messages.controller.js';
 import { SchedulesProcessor } from './schedules.processor.js';
 import { TriggerExecutionsController } from './trigger-executions.controller.js';
 import { TriggerFiringService } from './trigger-firing.service.js';
@@ -16,7 +17,7 @@ import { SCHEDULES_QUEUE } from './triggers.queue.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([Trigger]), BullModule.registerQueue({ name: SCHEDULES_QUEUE }), WorkflowsModule, ExecutionsModule],
-  controllers: [TriggersController, TriggerExecutionsController, InboundController],
+  controllers: [TriggersController, TriggerExecutionsController, MessagesController, HooksController],
   providers: [TriggersService, TriggerSchedulesService, TriggerFiringService, TriggerRateLimits],
   exports: [TriggersService, TriggerSchedulesService, TriggerFiringService, TriggerRateLimits],
 })

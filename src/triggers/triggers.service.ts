@@ -15,7 +15,7 @@ import { Trigger, type TriggerType } from './entities/trigger.entity.js';
 import { TriggerRateLimits } from './trigger-rate-limits.service.js';
 import { TriggerSchedulesService, type ScheduleState } from './trigger-schedules.service.js';
 import { parseTriggerConfiguration, presentTriggerConfiguration, type TriggerConfigurationMap } from './trigger-types/index.js';
-import { InvalidStateTransitionError, TriggerAlreadyExistsError, TriggerNotFoundError } from './triggers.errors.js';
+import { InvalidStateTransitionError, ManagedTriggerError, TriggerAlreadyExistsError, TriggerNotFoundError } from './triggers.errors.js';
 
 /** PostgreSQL's foreign_key_violation on the workflow reference (the workflow was deleted meanwhile). */
 function isMissingWorkflow(error: unknown): boolean {
@@ -53,6 +53,13 @@ export class TriggersService {
     return trigger;
   }
 
+  /** The caller's trigger, locked, for a change: a workflow's managed trigger is 409 (it follows the workflow). */
+  private async getChangeable(organizationId: string, id: string, manager: EntityManager): Promise<Trigger> {
+    const trigger = await this.getOwned(organizationId, id, manager);
+    if (trigger.managed) throw new ManagedTriggerError(trigger.workflowId);
+    return trigger;
+  }
+
   async create(organizationId: string, dto: CreateTriggerDto): Promise<Trigger> {
     const { configuration, secret } = parseTriggerConfiguration(dto.type, dto.configuration);
     await this.workflows.getOwned(organizationId, dto.workflow_id);
@@ -86,7 +93,7 @@ export class TriggersService {
   async update(organizationId: string, id: string, dto: UpdateTriggerDto): Promise<Trigger> {
     let before: ScheduleState | undefined;
     const saved = await this.writing(async (manager) => {
-      const trigger = await this.getOwned(organizationId, id, manager);
+      const trigger = await this.getChangeable(organizationId, id, manager);
       before = scheduleState(trigger);
       if (dto.configuration !== undefined) {
         const { configuration, secret } = parseTriggerConfiguration(trigger.type, dto.configuration);
@@ -106,7 +113,7 @@ export class TriggersService {
 
   async delete(organizationId: string, id: string): Promise<void> {
     const deleted = await this.writing(async (manager) => {
-      const trigger = await this.getOwned(organizationId, id, manager);
+      const trigger = await this.getChangeable(organizationId, id, manager);
       await manager.getRepository(Trigger).delete({ id: trigger.id, organizationId });
       return trigger;
     });
@@ -175,7 +182,7 @@ export class TriggersService {
   private async transition(organizationId: string, id: string, change: (trigger: Trigger, now: Date) => boolean): Promise<Trigger> {
     let before: ScheduleState | undefined;
     const saved = await this.writing(async (manager) => {
-      const trigger = await this.getOwned(organizationId, id, manager);
+      const trigger = await this.getChangeable(organizationId, id, manager);
       before = scheduleState(trigger);
       return change(trigger, new Date()) ? manager.getRepository(Trigger).save(trigger) : trigger;
     });

@@ -11,6 +11,7 @@ import { StatementBatcher } from './delivery/statement-batcher.js';
 import type { AttemptStatus } from './entities/webhook-delivery-attempt.entity.js';
 import type { Webhook } from './entities/webhook.entity.js';
 import { webhookAttempts, webhookAttemptSeconds, webhookRelayLagSeconds } from './webhooks.metrics.js';
+import { isoTime } from '../common/iso-time.js';
 
 /** A delivery as an attempt reads it (raw row of webhook_deliveries). */
 interface DeliveryRow {
@@ -303,7 +304,7 @@ export class WebhookDeliveriesService {
     const payload: DeliveryPayload = {
       id: delivery.event_id,
       type: delivery.event_type,
-      timestamp: new Date(delivery.event_timestamp).toISOString(),
+      timestamp: isoTime(new Date(delivery.event_timestamp)),
       data: delivery.data,
       metadata: { webhook_id: webhook.id, retry_count: delivery.attempts, version: '1' },
     };

@@ -53,7 +53,7 @@ export class WebhooksController {
   @ApiData(WebhookResponse)
   async get(@CurrentPrincipal() principal: Principal, @Param('webhook_id') id: string) {
     const webhook = await this.webhooks.getOwned(principal.organizationId, id);
-    return ok(WebhookResponse.fromWithSecret(webhook, this.webhooks.secretOf(webhook)));
+    return ok(WebhookResponse.from({ ...webhook, secret: this.webhooks.secretOf(webhook) }));
   }
 
   @Post()
@@ -64,7 +64,7 @@ export class WebhooksController {
   @ApiErrors(409, 422)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateWebhookDto) {
     const { webhook, secret } = await this.webhooks.create(principal.organizationId, body);
-    return ok(WebhookResponse.fromWithSecret(webhook, secret));
+    return ok(WebhookResponse.from({ ...webhook, secret }));
   }
 
   @Put(':webhook_id')
@@ -74,7 +74,7 @@ export class WebhooksController {
   @ApiErrors(409, 422)
   async update(@CurrentPrincipal() principal: Principal, @Param('webhook_id') id: string, @Body() body: UpdateWebhookDto) {
     const { webhook, secret } = await this.webhooks.update(principal.organizationId, id, body);
-    return ok(WebhookResponse.fromWithSecret(webhook, secret));
+    return ok(WebhookResponse.from({ ...webhook, secret }));
   }
 
   @Delete(':webhook_id')
@@ -93,13 +93,7 @@ export class WebhooksController {
   @ApiData(WebhookTestResponse)
   async test(@CurrentPrincipal() principal: Principal, @Param('webhook_id') id: string, @Body() body: TestWebhookDto) {
     const report = await this.webhooks.test(principal.organizationId, id, body);
-    return ok({
-      test_id: report.deliveryId,
-      status: report.status === 'delivered' ? 'delivered' : 'failed',
-      response_code: report.result.statusCode,
-      response_time_ms: report.result.responseTimeMs,
-      tested_at: report.attemptedAt,
-    } satisfies WebhookTestResponse);
+    return ok(WebhookTestResponse.from(report));
   }
 
   @Get(':webhook_id/logs')
@@ -138,6 +132,6 @@ export class WebhooksController {
   @ApiData(WebhookRotatedResponse)
   async rotateSecret(@CurrentPrincipal() principal: Principal, @Param('webhook_id') id: string) {
     const { webhook, secret } = await this.webhooks.rotateSecret(principal.organizationId, id);
-    return ok({ ...WebhookResponse.fromWithSecret(webhook, secret), previous_secret_expires_at: webhook.previousSecretExpiresAt as Date } satisfies WebhookRotatedResponse);
+    return ok(WebhookRotatedResponse.from({ ...webhook, secret }));
   }
 }

@@ -84,7 +84,7 @@ export class WorkflowsController {
   @ApiErrors(400, 404)
   async activate(@CurrentPrincipal() principal: Principal, @Param('workflow_id') id: string) {
     const w = await this.workflows.activate(principal.organizationId, id);
-    return ok({ id: w.id, status: w.status, activated_at: w.activatedAt });
+    return ok(WorkflowActivatedResponse.from(w));
   }
 
   @Post(':workflow_id/deactivate')
@@ -96,6 +96,6 @@ export class WorkflowsController {
   @ApiErrors(404)
   async deactivate(@CurrentPrincipal() principal: Principal, @Param('workflow_id') id: string) {
     const w = await this.workflows.deactivate(principal.organizationId, id);
-    return ok({ id: w.id, status: w.status, deactivated_at: w.deactivatedAt });
+    return ok(WorkflowDeactivatedResponse.from(w));
   }
 }

@@ -5,6 +5,8 @@ import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
 import { SqlStatement } from '../database/sql-statement.js';
 import type { ListWorkflowsQuery } from './dto/list-workflows.query.js';
 import type { Workflow, WorkflowSummaryRow } from './entities/workflow.entity.js';
+import { isoTimeSql } from '../common/iso-time.js';
+import { workflowCountOf, workflowsVersionOf } from '../auth/organizations/organizations.sql.js';
 
 /**
  * The summary's columns other than its timestamps, aliased to the entity's property names: pg
@@ -21,21 +23,12 @@ const BY_ID = new SqlStatement<Workflow>(
   { prepareAs: 'workflows.by-id' },
 );
 
-/**
- * A timestamp as the exact text Date.prototype.toISOString() gives for it (UTC, milliseconds
- * truncated as pg's Date parsing truncates them). A page holds 80 timestamps: parsing each into
- * a Date only to print it again cost the client more than PostgreSQL spends formatting them.
- */
-function isoText(column: string): string {
-  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-}
-
 const LIST_COLUMNS = `${SCALAR_COLUMNS}, (EXTRACT(EPOCH FROM created_at) * 1000000)::bigint::text AS "sortKey",
-  ${isoText('activated_at')} AS "activatedAt", ${isoText('deactivated_at')} AS "deactivatedAt",
-  ${isoText('created_at')} AS "createdAt", ${isoText('updated_at')} AS "updatedAt"`;
+  ${isoTimeSql('activated_at')} AS "activatedAt", ${isoTimeSql('deactivated_at')} AS "deactivatedAt",
+  ${isoTimeSql('created_at')} AS "createdAt", ${isoTimeSql('updated_at')} AS "updatedAt"`;
 
 /** The version of the organization's workflows (migration ListsWorkflowsVersion), as text. */
-const VERSION = `(SELECT workflows_version FROM organizations WHERE id = $1)::text`;
+const VERSION = workflowsVersionOf('$1');
 
 const WORKFLOWS_VERSION = new SqlStatement<{ version: string }>(`SELECT ${VERSION} AS version`, { prepareAs: 'workflows.version' });
 
@@ -99,7 +92,7 @@ function listStatements(key: string): ListStatements {
   const order = `ORDER BY created_at DESC, id DESC LIMIT $${m + 1} OFFSET $${m + 2}`;
   const name = `${key}${cursor ? 'k' : ''}`;
   if (key === '') {
-    const total = `SELECT workflow_count AS total FROM organizations WHERE id = $1`;
+    const total = workflowCountOf('$1');
     return {
       page: new SqlStatement(`SELECT ${LIST_COLUMNS}, (${total}) AS total FROM workflows WHERE ${pageWhere} ${order}`, { prepareAs: `workflows.page.${name}` }),
       count: new SqlStatement(total, { prepareAs: `workflows.count.${key}` }),

@@ -16,6 +16,7 @@ import { FileExpiredError, FileNotFoundError, FileNotReadyError, InvalidMetricsE
 import { FilesRepository, type AnalyticsFileRow, type FileKind } from './files.repository.js';
 import { FILE_LIFE_MS, type ExportRequest, type ReportRequest } from './file-generator.service.js';
 import { REPORT_GROUPS, REPORT_METRICS, type ReportGroup, type ReportMetric } from './report-data.js';
+import { isoTime } from '../../common/iso-time.js';
 
 const HOUR_MS = 3_600_000;
 const MAX_PERIOD_MS = 366 * 86_400_000;
@@ -77,8 +78,8 @@ export class AnalyticsFilesService {
     const end = new Date(Math.floor(range.end.getTime() / HOUR_MS) * HOUR_MS + HOUR_MS);
     const request: ReportRequest = {
       description: body.description ?? null,
-      start: start.toISOString(),
-      end: end.toISOString(),
+      start: isoTime(start),
+      end: isoTime(end),
       granularity,
       timezone,
       workflow_ids: workflowIds,
@@ -112,8 +113,8 @@ export class AnalyticsFilesService {
     const channels = stringArray(filters.channels, 'filters.channels', 10, (v) => v.length >= 1 && v.length <= 32, 'a channel name of 1 to 32 characters');
     const workflowIds = await this.ownedWorkflows(organizationId, filters.workflow_ids, 'filters.workflow_ids');
     const request: ExportRequest = {
-      start: range.start.toISOString(),
-      end: range.end.toISOString(),
+      start: isoTime(range.start),
+      end: isoTime(range.end),
       workflow_ids: workflowIds,
       channels,
       include_metadata: body.include_metadata ?? false,

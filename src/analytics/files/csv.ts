@@ -1,3 +1,5 @@
+import { isoTime } from '../../common/iso-time.js';
+
 /**
  * CSV per RFC 4180: fields separated by commas, records by CRLF; a field holding a comma, a double
  * quote, CR or LF is quoted and its quotes doubled. A text cell that a spreadsheet would run as a
@@ -15,7 +17,7 @@ export function csvField(value: CsvValue): string {
   let text: string;
   if (typeof value === 'number') text = Number.isFinite(value) ? String(value) : '';
   else if (typeof value === 'boolean') text = value ? 'true' : 'false';
-  else if (value instanceof Date) text = value.toISOString();
+  else if (value instanceof Date) text = isoTime(value);
   else if (typeof value === 'string') text = FORMULA_START.test(value) ? `'${value}` : value;
   else {
     const json = JSON.stringify(value);

@@ -1,6 +1,7 @@
 import PDFDocument from 'pdfkit';
 import type { Writable } from 'node:stream';
 import type { ReportMetric, ReportRow } from './report-data.js';
+import { isoTime } from '../../common/iso-time.js';
 
 export interface PdfReportHeader {
   name: string;
@@ -62,8 +63,8 @@ export async function writePdfReport(out: Writable, header: PdfReportHeader, col
   doc.font('Helvetica-Bold').fontSize(18).text(header.name);
   doc.moveDown(0.3).font('Helvetica').fontSize(10);
   doc.text(`Organization: ${header.organization}`);
-  doc.text(`Period: ${header.periodStart.toISOString()} to ${header.periodEnd.toISOString()} (${header.timezone}, by ${header.granularity})`);
-  doc.text(`Generated: ${header.generatedAt.toISOString()}`);
+  doc.text(`Period: ${isoTime(header.periodStart)} to ${isoTime(header.periodEnd)} (${header.timezone}, by ${header.granularity})`);
+  doc.text(`Generated: ${isoTime(header.generatedAt)}`);
   if (header.description) doc.moveDown(0.3).text(header.description);
   doc.moveDown();
 

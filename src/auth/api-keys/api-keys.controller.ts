@@ -22,7 +22,7 @@ export class ApiKeysController {
   @ApiErrors(400)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateApiKeyDto) {
     const { apiKey, key } = await this.apiKeys.create(principal.organizationId, body.name, body.permission_level);
-    return ok({ ...ApiKeyResponse.from(apiKey), key });
+    return ok(CreatedApiKeyResponse.from({ ...apiKey, key }));
   }
 
   @Get()

@@ -27,7 +27,7 @@ export class OAuthClientsController {
       scopes: body.scopes,
       tokenEndpointAuthMethod: body.token_endpoint_auth_method ?? 'client_secret_basic',
     });
-    return ok(CreatedOAuthClientResponse.withSecret(client, secret));
+    return ok(CreatedOAuthClientResponse.from({ ...client, secret }));
   }
 
   @Get()

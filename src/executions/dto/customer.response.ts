@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { Customer } from '../entities/customer.entity.js';
 import type { Message, MessageDirection } from '../entities/message.entity.js';
+import { isoTime } from '../../common/iso-time.js';
 
 export class CustomerResponse {
   @ApiProperty({ description: 'The client\'s id of the customer (phone number, handle, …)', example: '+15551234567' }) customer_id: string;
@@ -8,10 +9,10 @@ export class CustomerResponse {
   @ApiProperty({ type: String, nullable: true }) language: string | null;
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'Answers collected by form nodes, by field name' })
   attributes: Record<string, unknown>;
-  @ApiProperty({ format: 'date-time' }) first_seen_at: Date;
-  @ApiProperty({ format: 'date-time' }) last_seen_at: Date;
-  @ApiProperty({ format: 'date-time' }) created_at: Date;
-  @ApiProperty({ format: 'date-time' }) updated_at: Date;
+  @ApiProperty({ format: 'date-time' }) first_seen_at: string;
+  @ApiProperty({ format: 'date-time' }) last_seen_at: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
 
   static from(c: Customer): CustomerResponse {
     return {
@@ -19,10 +20,10 @@ export class CustomerResponse {
       channel: c.channel,
       language: c.language,
       attributes: c.attributes,
-      first_seen_at: c.firstSeenAt,
-      last_seen_at: c.lastSeenAt,
-      created_at: c.createdAt,
-      updated_at: c.updatedAt,
+      first_seen_at: isoTime(c.firstSeenAt),
+      last_seen_at: isoTime(c.lastSeenAt),
+      created_at: isoTime(c.createdAt),
+      updated_at: isoTime(c.updatedAt),
     };
   }
 }
@@ -36,7 +37,7 @@ export class MessageResponse {
   @ApiProperty({ type: String, nullable: true, description: 'The workflow execution that sent it, or that an inbound reply was routed to' })
   execution_id: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'The node that sent it or asked for it' }) node_id: string | null;
-  @ApiProperty({ format: 'date-time' }) created_at: Date;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
 
   static from(m: Message): MessageResponse {
     return {
@@ -47,7 +48,7 @@ export class MessageResponse {
       language: m.language,
       execution_id: m.executionId,
       node_id: m.nodeId,
-      created_at: m.createdAt,
+      created_at: isoTime(m.createdAt),
     };
   }
 }

@@ -29,12 +29,12 @@ describe('TriggerExecutionResponse', () => {
   });
 
   it('adds metadata (an empty object when absent), data when present, the workflow status and the error in the detail', () => {
-    const detail = TriggerExecutionDetailResponse.fromWithWorkflowStatus(triggerExecution(), 'running');
+    const detail = TriggerExecutionDetailResponse.from(triggerExecution(), 'running');
     expect(detail.input).toEqual({ message: 'hi', customer_id: '+1555', channel: 'whatsapp', metadata: { user_agent: 'ua', timestamp: '2025-03-03T09:15:00.000Z' } });
     expect(detail.output).toEqual({ workflow_execution_id: 'we', workflow_status: 'running' });
     expect(detail.error).toBeNull();
 
-    const refused = TriggerExecutionDetailResponse.fromWithWorkflowStatus(
+    const refused = TriggerExecutionDetailResponse.from(
       triggerExecution({ workflowExecutionId: null, status: 'failed', input: { data: { n: 1 }, metadata: 'bad' }, error: { code: 'TRIGGER_INACTIVE', message: 'paused' } }),
       null,
     );
@@ -54,13 +54,13 @@ describe('WorkflowExecutionResponse', () => {
 
   it('shows the client\'s customer id and none of the engine\'s bookkeeping in list items', () => {
     expect(WorkflowExecutionResponse.from(execution)).toEqual({
-      id: 'we', workflow_id: 'wf', status: 'failed', started_at: at, completed_at: at, duration_ms: 12, customer_id: '+1555', channel: 'whatsapp',
+      id: 'we', workflow_id: 'wf', status: 'failed', started_at: '2025-03-03T09:15:00.000Z', completed_at: '2025-03-03T09:15:00.000Z', duration_ms: 12, customer_id: '+1555', channel: 'whatsapp',
       input: { message: 'hi' }, output: { response: 'r', next_action: 'end' }, workflow_version: 3, trigger_id: 'tr', retry_of: 'we0',
     });
   });
 
   it('adds the steps and the error in the detail', () => {
-    const detail = WorkflowExecutionDetailResponse.fromWithSteps(execution, []);
+    const detail = WorkflowExecutionDetailResponse.from({ ...execution, steps: [] });
     expect(detail.steps).toEqual([]);
     expect(detail.error).toEqual({ code: 'NODE_FAILED', message: 'boom', node_id: 'n1' });
     expect(detail).not.toHaveProperty('state');

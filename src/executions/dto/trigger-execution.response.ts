@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { TriggerExecution } from '../entities/trigger-execution.entity.js';
 import { EXECUTION_STATUSES, type ExecutionStatus } from '../entities/workflow-execution.entity.js';
+import { isoTime, isoTimeOrNull } from '../../common/iso-time.js';
 
 function text(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
@@ -47,8 +48,8 @@ class TriggerExecutionFields {
   @ApiProperty() trigger_id: string;
   @ApiProperty() workflow_id: string;
   @ApiProperty({ enum: EXECUTION_STATUSES }) status: ExecutionStatus;
-  @ApiProperty({ format: 'date-time' }) triggered_at: Date;
-  @ApiProperty({ format: 'date-time', type: String, nullable: true, description: 'null while running' }) completed_at: Date | null;
+  @ApiProperty({ format: 'date-time' }) triggered_at: string;
+  @ApiProperty({ format: 'date-time', type: String, nullable: true, description: 'null while running' }) completed_at: string | null;
   @ApiProperty({ type: Number, nullable: true, description: 'null while running' }) duration_ms: number | null;
 }
 
@@ -63,8 +64,8 @@ export class TriggerExecutionResponse extends TriggerExecutionFields {
       trigger_id: te.triggerId,
       workflow_id: te.workflowId,
       status: te.status,
-      triggered_at: te.triggeredAt,
-      completed_at: te.completedAt,
+      triggered_at: isoTime(te.triggeredAt),
+      completed_at: isoTimeOrNull(te.completedAt),
       duration_ms: te.durationMs,
       input: { message: text(te.input.message), customer_id: text(te.input.customer_id), channel: text(te.input.channel) },
       output: { workflow_execution_id: te.workflowExecutionId },
@@ -78,7 +79,8 @@ export class TriggerExecutionDetailResponse extends TriggerExecutionFields {
   @ApiProperty({ type: TriggerExecutionErrorDoc, nullable: true, description: 'Why the firing failed; null otherwise' })
   error: TriggerExecutionErrorDoc | null;
 
-  static fromWithWorkflowStatus(te: TriggerExecution, workflowStatus: ExecutionStatus | null): TriggerExecutionDetailResponse {
+  /** With the status of the workflow execution it started (null when none). */
+  static from(te: TriggerExecution, workflowStatus: ExecutionStatus | null): TriggerExecutionDetailResponse {
     const summary = TriggerExecutionResponse.from(te);
     const input: TriggerExecutionInputDetailResponse = { ...summary.input, metadata: object(te.input.metadata) ?? {} };
     const data = object(te.input.data);

@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { ExecutionStep } from '../entities/execution-step.entity.js';
 import { EXECUTION_STATUSES, type ExecutionStatus, type WorkflowExecution } from '../entities/workflow-execution.entity.js';
+import { isoTime, isoTimeOrNull } from '../../common/iso-time.js';
 
 const OBJECT = { type: 'object', additionalProperties: true } as const;
 
@@ -14,8 +15,8 @@ export class WorkflowExecutionResponse {
   @ApiProperty() id: string;
   @ApiProperty() workflow_id: string;
   @ApiProperty({ enum: EXECUTION_STATUSES }) status: ExecutionStatus;
-  @ApiProperty({ format: 'date-time' }) started_at: Date;
-  @ApiProperty({ format: 'date-time', type: String, nullable: true, description: 'null while running' }) completed_at: Date | null;
+  @ApiProperty({ format: 'date-time' }) started_at: string;
+  @ApiProperty({ format: 'date-time', type: String, nullable: true, description: 'null while running' }) completed_at: string | null;
   @ApiProperty({ type: Number, nullable: true, description: 'null while running' }) duration_ms: number | null;
   @ApiProperty({ type: String, nullable: true, description: 'The client\'s id of the customer' }) customer_id: string | null;
   @ApiProperty({ type: String, nullable: true }) channel: string | null;
@@ -32,8 +33,8 @@ export class WorkflowExecutionResponse {
       id: e.id,
       workflow_id: e.workflowId,
       status: e.status,
-      started_at: e.startedAt,
-      completed_at: e.completedAt,
+      started_at: isoTime(e.startedAt),
+      completed_at: isoTimeOrNull(e.completedAt),
       duration_ms: e.durationMs,
       customer_id: e.customerRef,
       channel: e.channel,
@@ -50,8 +51,8 @@ export class ExecutionStepResponse {
   @ApiProperty() node_id: string;
   @ApiProperty({ example: 'message' }) type: string;
   @ApiProperty({ enum: ['completed', 'failed'] }) status: string;
-  @ApiProperty({ format: 'date-time' }) started_at: Date;
-  @ApiProperty({ format: 'date-time' }) completed_at: Date;
+  @ApiProperty({ format: 'date-time' }) started_at: string;
+  @ApiProperty({ format: 'date-time' }) completed_at: string;
   @ApiProperty() duration_ms: number;
   @ApiProperty(OBJECT) input: Record<string, unknown>;
   @ApiProperty({ ...OBJECT, description: 'e.g. message_sent; response and confidence (0..1) for ai_response' }) output: Record<string, unknown>;
@@ -63,8 +64,8 @@ export class ExecutionStepResponse {
       node_id: s.nodeId,
       type: s.type,
       status: s.status,
-      started_at: s.startedAt,
-      completed_at: s.completedAt,
+      started_at: isoTime(s.startedAt),
+      completed_at: isoTime(s.completedAt),
       duration_ms: s.durationMs,
       input: s.input,
       output: s.output,
@@ -83,7 +84,8 @@ export class WorkflowExecutionDetailResponse extends WorkflowExecutionResponse {
   @ApiProperty({ type: [ExecutionStepResponse], description: 'One per node run, in the order they started' }) steps: ExecutionStepResponse[];
   @ApiProperty({ type: ExecutionErrorDoc, nullable: true, description: 'Why the execution failed; null otherwise' }) error: ExecutionErrorDoc | null;
 
-  static fromWithSteps(e: WorkflowExecution, steps: ExecutionStep[]): WorkflowExecutionDetailResponse {
-    return { ...WorkflowExecutionResponse.from(e), steps: steps.map(ExecutionStepResponse.from), error: e.error };
+  /** The execution with its steps, in the order they started. */
+  static override from(e: WorkflowExecution & { steps: ExecutionStep[] }): WorkflowExecutionDetailResponse {
+    return { ...WorkflowExecutionResponse.from(e), steps: e.steps.map(ExecutionStepResponse.from), error: e.error };
   }
 }

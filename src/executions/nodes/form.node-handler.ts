@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { FormField } from '../../workflows/node-types/form.node-type.js';
 import { parseAnswer, promptFor, repromptFor } from './form-answers.js';
 import type { NodeContext, NodeHandler, NodeOutcome } from './node-handler.js';
+import { isoTime } from '../../common/iso-time.js';
 
 /**
  * Asks for each field in turn. The execution waits (status running) between replies; each
@@ -15,7 +16,7 @@ export class FormNodeHandler implements NodeHandler {
     const fields = ctx.node.fields as FormField[];
     let form = ctx.state.form;
     if (!form || form.nodeId !== ctx.node.id) {
-      form = { nodeId: ctx.node.id, fieldIndex: 0, answers: {}, startedAt: new Date().toISOString() };
+      form = { nodeId: ctx.node.id, fieldIndex: 0, answers: {}, startedAt: isoTime(new Date()) };
       ctx.state.form = form;
       await ctx.send(promptFor(fields[0]));
     }

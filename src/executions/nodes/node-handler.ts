@@ -1,7 +1,11 @@
 import type { WorkflowNode } from '../../workflows/node-types/node-type.js';
 import type { ExecutionState, WorkflowExecution } from '../entities/workflow-execution.entity.js';
 
-/** What a node handler can see and do while it runs, inside the engine's transaction. */
+/**
+ * What a node handler can see and do while it runs. No transaction is open: what it sends and
+ * stores is collected in the run's writes and committed with the run in one statement
+ * (RunsRepository.commit), or not at all.
+ */
 export interface NodeContext {
   execution: Readonly<WorkflowExecution>;
   node: WorkflowNode;

@@ -8,7 +8,7 @@ import type { KnowledgeAnswer, KnowledgeResponder } from '../knowledge-responder
 /** Entries given to the model: the best BM25 matches only, to keep prompts small and on topic. */
 export const PROMPT_ENTRIES = 5;
 export const PROVIDER_TIMEOUT_MS = 15_000;
-/** How much of a failing provider's body goes into the error message. */
+/** How much of a failing provider's body is logged (none of it reaches the execution's error). */
 const ERROR_BODY_CHARACTERS = 200;
 
 interface ChatCompletion {

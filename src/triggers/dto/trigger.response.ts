@@ -3,6 +3,7 @@ import { CHANNELS } from '../../common/channels.js';
 import { TRIGGER_STATUSES, TRIGGER_TYPES, type Trigger, type TriggerStatus, type TriggerType } from '../entities/trigger.entity.js';
 import { ApiDiscriminated } from '../../common/http/openapi/schema-markers.js';
 import { TRIGGER_CONFIGURATION_DOCS, TRIGGER_RESPONSE_BRANCHES } from './trigger-configuration.doc.js';
+import { isoTime, isoTimeOrNull } from '../../common/iso-time.js';
 
 /** Documented as one branch per type, each with its own configuration schema. */
 @ApiExtraModels(...TRIGGER_CONFIGURATION_DOCS)
@@ -16,14 +17,14 @@ export class TriggerResponse {
   @ApiProperty({ enum: CHANNELS, nullable: true, type: String }) channel: string | null;
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'Depends on type. A webhook\'s secret is shown by create, get and update, not in lists.' })
   configuration: Record<string, unknown>;
-  @ApiProperty({ format: 'date-time' }) created_at: Date;
-  @ApiProperty({ format: 'date-time' }) updated_at: Date;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
   @ApiProperty() execution_count: number;
-  @ApiProperty({ format: 'date-time', type: String, nullable: true, description: 'null before the first firing' }) last_triggered: Date | null;
-  @ApiProperty({ format: 'date-time', type: String, nullable: true }) activated_at: Date | null;
-  @ApiProperty({ format: 'date-time', type: String, nullable: true }) deactivated_at: Date | null;
-  @ApiProperty({ format: 'date-time', type: String, nullable: true }) paused_at: Date | null;
-  @ApiProperty({ format: 'date-time', type: String, nullable: true }) resumed_at: Date | null;
+  @ApiProperty({ format: 'date-time', type: String, nullable: true, description: 'null before the first firing' }) last_triggered: string | null;
+  @ApiProperty({ format: 'date-time', type: String, nullable: true }) activated_at: string | null;
+  @ApiProperty({ format: 'date-time', type: String, nullable: true }) deactivated_at: string | null;
+  @ApiProperty({ format: 'date-time', type: String, nullable: true }) paused_at: string | null;
+  @ApiProperty({ format: 'date-time', type: String, nullable: true }) resumed_at: string | null;
 
   /** `configuration` is the type's presentation of the stored one (see TriggersService.presentConfiguration). */
   static from(t: Trigger, configuration: Record<string, unknown>): TriggerResponse {
@@ -35,14 +36,14 @@ export class TriggerResponse {
       workflow_id: t.workflowId,
       channel: t.channel,
       configuration,
-      created_at: t.createdAt,
-      updated_at: t.updatedAt,
+      created_at: isoTime(t.createdAt),
+      updated_at: isoTime(t.updatedAt),
       execution_count: t.executionCount,
-      last_triggered: t.lastTriggered,
-      activated_at: t.activatedAt,
-      deactivated_at: t.deactivatedAt,
-      paused_at: t.pausedAt,
-      resumed_at: t.resumedAt,
+      last_triggered: isoTimeOrNull(t.lastTriggered),
+      activated_at: isoTimeOrNull(t.activatedAt),
+      deactivated_at: isoTimeOrNull(t.deactivatedAt),
+      paused_at: isoTimeOrNull(t.pausedAt),
+      resumed_at: isoTimeOrNull(t.resumedAt),
     };
   }
 }
@@ -50,23 +51,39 @@ export class TriggerResponse {
 export class TriggerActivatedResponse {
   @ApiProperty() id: string;
   @ApiProperty({ enum: ['active'] }) status: TriggerStatus;
-  @ApiProperty({ format: 'date-time' }) activated_at: Date;
+  @ApiProperty({ format: 'date-time' }) activated_at: string;
+
+  static from(t: Trigger): TriggerActivatedResponse {
+    return { id: t.id, status: t.status, activated_at: isoTime(t.activatedAt as Date) };
+  }
 }
 
 export class TriggerDeactivatedResponse {
   @ApiProperty() id: string;
   @ApiProperty({ enum: ['inactive'] }) status: TriggerStatus;
-  @ApiProperty({ format: 'date-time' }) deactivated_at: Date;
+  @ApiProperty({ format: 'date-time' }) deactivated_at: string;
+
+  static from(t: Trigger): TriggerDeactivatedResponse {
+    return { id: t.id, status: t.status, deactivated_at: isoTime(t.deactivatedAt as Date) };
+  }
 }
 
 export class TriggerPausedResponse {
   @ApiProperty() id: string;
   @ApiProperty({ enum: ['paused'] }) status: TriggerStatus;
-  @ApiProperty({ format: 'date-time' }) paused_at: Date;
+  @ApiProperty({ format: 'date-time' }) paused_at: string;
+
+  static from(t: Trigger): TriggerPausedResponse {
+    return { id: t.id, status: t.status, paused_at: isoTime(t.pausedAt as Date) };
+  }
 }
 
 export class TriggerResumedResponse {
   @ApiProperty() id: string;
   @ApiProperty({ enum: ['active'] }) status: TriggerStatus;
-  @ApiProperty({ format: 'date-time' }) resumed_at: Date;
+  @ApiProperty({ format: 'date-time' }) resumed_at: string;
+
+  static from(t: Trigger): TriggerResumedResponse {
+    return { id: t.id, status: t.status, resumed_at: isoTime(t.resumedAt as Date) };
+  }
 }

@@ -6,7 +6,7 @@ export const TRIGGER_STATUSES = ['active', 'inactive', 'paused'] as const;
 export type TriggerStatus = (typeof TRIGGER_STATUSES)[number];
 
 @Entity({ name: 'triggers' })
-@Index('uq_triggers_org_name', ['organizationId', 'name'], { unique: true })
+@Index('uq_triggers_org_name', ['organizationId', 'name'], { unique: true, where: 'NOT managed' })
 @Index('idx_triggers_org_created', ['organizationId', 'createdAt', 'id'])
 export class Trigger {
   @PrimaryGeneratedColumn('uuid')
@@ -33,6 +33,13 @@ export class Trigger {
   /** The type's configuration, without secrets (see secretEncrypted). */
   @Column({ type: 'jsonb' })
   configuration: Record<string, unknown>;
+
+  /**
+   * A workflow's own message trigger, kept in sync with its `configuration.trigger` by the database
+   * (migration WorkflowMessageTriggers); the trigger routes refuse to change it.
+   */
+  @Column({ type: 'boolean', default: false })
+  managed: boolean;
 
   /** A webhook trigger's verification secret, encrypted at rest (see common/crypto/secret-box.ts). */
   @Column({ name: 'secret_encrypted', type: 'text', nullable: true })

@@ -1,6 +1,7 @@
 import cronParser from 'cron-parser';
 import { InvalidCronExpressionError } from '../triggers.errors.js';
 import type { ConfigReader, TriggerTypeDefinition } from './trigger-type.js';
+import { isoTime } from '../../common/iso-time.js';
 
 export const MAX_CRON_LENGTH = 120;
 /** The macros cron-parser (and so Bull) understands besides five fields. */
@@ -66,7 +67,7 @@ export function isoInstant(value: string): string | undefined {
   // Date rolls 2025-02-30 over to March; refuse it instead.
   const probe = new Date(Date.UTC(+year, +month - 1, +day, +hour, +minute, +second));
   if (probe.getUTCDate() !== +day || probe.getUTCMonth() !== +month - 1 || +hour > 23 || +minute > 59 || +second > 59) return undefined;
-  return date.toISOString();
+  return isoTime(date);
 }
 
 function readCron(r: ConfigReader, timezone: string): string {

@@ -1,6 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ATTEMPT_STATUSES, type AttemptStatus, type WebhookDeliveryAttempt } from '../entities/webhook-delivery-attempt.entity.js';
 import type { Webhook } from '../entities/webhook.entity.js';
+import type { AttemptReport } from '../webhook-deliveries.service.js';
+import { isoTime } from '../../common/iso-time.js';
 
 export class RetryPolicyResponse {
   @ApiProperty({ type: 'integer', minimum: 0, maximum: 10 }) max_retries: number;
@@ -14,11 +16,11 @@ export class WebhookSummaryResponse {
   @ApiProperty() url: string;
   @ApiProperty({ type: [String] }) events: string[];
   @ApiProperty() active: boolean;
-  @ApiProperty({ format: 'date-time' }) created_at: Date;
-  @ApiProperty({ format: 'date-time' }) updated_at: Date;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
 
   static from(w: Webhook): WebhookSummaryResponse {
-    return { id: w.id, name: w.name, url: w.url, events: w.events, active: w.active, created_at: w.createdAt, updated_at: w.updatedAt };
+    return { id: w.id, name: w.name, url: w.url, events: w.events, active: w.active, created_at: isoTime(w.createdAt), updated_at: isoTime(w.updatedAt) };
   }
 }
 
@@ -27,8 +29,9 @@ export class WebhookResponse extends WebhookSummaryResponse {
   @ApiProperty({ description: 'Signing secret' }) secret: string;
   @ApiProperty({ type: RetryPolicyResponse }) retry_policy: RetryPolicyResponse;
 
-  static fromWithSecret(w: Webhook, secret: string): WebhookResponse {
-    return { ...WebhookSummaryResponse.from(w), secret, retry_policy: { max_retries: w.maxRetries, retry_delay_ms: w.retryDelayMs } };
+  /** With the webhook's secret, decrypted by the service. */
+  static override from(w: Webhook & { secret: string }): WebhookResponse {
+    return { ...WebhookSummaryResponse.from(w), secret: w.secret, retry_policy: { max_retries: w.maxRetries, retry_delay_ms: w.retryDelayMs } };
   }
 }
 
@@ -37,7 +40,17 @@ export class WebhookTestResponse {
   @ApiProperty({ enum: ['delivered', 'failed'] }) status: 'delivered' | 'failed';
   @ApiProperty({ type: 'integer', nullable: true, description: 'null when no HTTP answer came (network error, timeout, refused target)' }) response_code: number | null;
   @ApiProperty({ type: 'integer' }) response_time_ms: number;
-  @ApiProperty({ format: 'date-time' }) tested_at: Date;
+  @ApiProperty({ format: 'date-time' }) tested_at: string;
+
+  static from(report: AttemptReport): WebhookTestResponse {
+    return {
+      test_id: report.deliveryId,
+      status: report.status === 'delivered' ? 'delivered' : 'failed',
+      response_code: report.result.statusCode,
+      response_time_ms: report.result.responseTimeMs,
+      tested_at: isoTime(report.attemptedAt),
+    };
+  }
 }
 
 export class WebhookLogResponse {
@@ -49,7 +62,7 @@ export class WebhookLogResponse {
   @ApiProperty({ type: 'integer', nullable: true, description: 'null on network errors, timeouts and refused targets' }) response_code: number | null;
   @ApiProperty({ type: 'integer', nullable: true }) response_time_ms: number | null;
   @ApiProperty({ type: 'integer', minimum: 1 }) attempt: number;
-  @ApiProperty({ format: 'date-time', description: 'The attempt\'s time' }) delivered_at: Date;
+  @ApiProperty({ format: 'date-time', description: 'The attempt\'s time' }) delivered_at: string;
   @ApiProperty({ type: String, nullable: true, description: 'null when delivered; a short reason otherwise' }) error_message: string | null;
 
   static from(a: WebhookDeliveryAttempt): WebhookLogResponse {
@@ -62,7 +75,7 @@ export class WebhookLogResponse {
       response_code: a.responseCode,
       response_time_ms: a.responseTimeMs,
       attempt: a.attempt,
-      delivered_at: a.deliveredAt,
+      delivered_at: isoTime(a.deliveredAt),
       error_message: a.errorMessage,
     };
   }
@@ -83,5 +96,9 @@ export class WebhookRecoverResponse {
 }
 
 export class WebhookRotatedResponse extends WebhookResponse {
-  @ApiProperty({ format: 'date-time', description: 'Until then deliveries also carry a signature with the previous secret' }) previous_secret_expires_at: Date;
+  @ApiProperty({ format: 'date-time', description: 'Until then deliveries also carry a signature with the previous secret' }) previous_secret_expires_at: string;
+
+  static override from(w: Webhook & { secret: string }): WebhookRotatedResponse {
+    return { ...WebhookResponse.from(w), previous_secret_expires_at: isoTime(w.previousSecretExpiresAt as Date) };
+  }
 }

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { AnalyticsFileRow } from '../files.repository.js';
+import { isoTime, isoTimeOrNull } from '../../../common/iso-time.js';
 
 const TIME = { type: String, format: 'date-time' } as const;
 const NULLABLE_TIME = { ...TIME, nullable: true } as const;
@@ -11,22 +12,22 @@ export class FileErrorResponse {
 
 /** What a report and an export share: when the file was asked for, when it is ready, where to fetch it, why it failed. */
 abstract class FileProgressResponse {
-  @ApiProperty(TIME) created_at: Date;
-  @ApiProperty(TIME) estimated_completion: Date;
-  @ApiProperty({ ...NULLABLE_TIME, description: 'Set when completed' }) completed_at: Date | null;
+  @ApiProperty(TIME) created_at: string;
+  @ApiProperty(TIME) estimated_completion: string;
+  @ApiProperty({ ...NULLABLE_TIME, description: 'Set when completed' }) completed_at: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'Set when completed; needs a credential of the same organization' }) download_url: string | null;
-  @ApiProperty({ ...NULLABLE_TIME, description: 'Set when completed: 7 days after completion, after which the download is 410 Gone' }) expires_at: Date | null;
+  @ApiProperty({ ...NULLABLE_TIME, description: 'Set when completed: 7 days after completion, after which the download is 410 Gone' }) expires_at: string | null;
   @ApiProperty({ type: FileErrorResponse, nullable: true, description: 'Set when failed' }) error: FileErrorResponse | null;
 
   /** The shared fields of `row`; `path` is the collection its download lives under (`reports`, `exports`). */
   protected static progress(row: AnalyticsFileRow, baseUrl: string, path: string): FileProgressResponse {
     const completed = row.status === 'completed';
     return {
-      created_at: row.created_at,
-      estimated_completion: row.estimated_completion,
-      completed_at: row.completed_at,
+      created_at: isoTime(row.created_at),
+      estimated_completion: isoTime(row.estimated_completion),
+      completed_at: isoTimeOrNull(row.completed_at),
       download_url: completed ? `${baseUrl}/v1/analytics/${path}/${row.id}/download` : null,
-      expires_at: completed ? row.expires_at : null,
+      expires_at: isoTimeOrNull(completed ? row.expires_at : null),
       error: row.error,
     };
   }

@@ -2,6 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { ALL_SCOPES } from '../../access.js';
 import { JWT_ALGORITHMS } from '../public-key.js';
 import type { JwtClient } from '../entities/jwt-client.entity.js';
+import { isoTime } from '../../../common/iso-time.js';
 
 export class JwtClientResponse {
   @ApiProperty() id: string;
@@ -9,7 +10,7 @@ export class JwtClientResponse {
   @ApiProperty() name: string;
   @ApiProperty({ type: [String], enum: JWT_ALGORITHMS, description: "The algorithms the registered key's type allows" }) algorithms: string[];
   @ApiProperty({ type: [String], enum: ALL_SCOPES }) scopes: string[];
-  @ApiProperty({ format: 'date-time' }) created_at: Date;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
 
   static from(client: JwtClient): JwtClientResponse {
     return {
@@ -18,7 +19,7 @@ export class JwtClientResponse {
       name: client.name,
       algorithms: client.algorithms,
       scopes: client.scopes,
-      created_at: client.createdAt,
+      created_at: isoTime(client.createdAt),
     };
   }
 }

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ALL_SCOPES } from '../../access.js';
 import { TOKEN_ENDPOINT_AUTH_METHODS, type OAuthClient, type TokenEndpointAuthMethod } from '../entities/oauth-client.entity.js';
+import { isoTime } from '../../../common/iso-time.js';
 
 export class OAuthClientResponse {
   @ApiProperty() id: string;
@@ -9,7 +10,7 @@ export class OAuthClientResponse {
   @ApiProperty({ type: [String] }) redirect_uris: string[];
   @ApiProperty({ type: [String], enum: ALL_SCOPES }) scopes: string[];
   @ApiProperty({ enum: TOKEN_ENDPOINT_AUTH_METHODS }) token_endpoint_auth_method: TokenEndpointAuthMethod;
-  @ApiProperty({ format: 'date-time' }) created_at: Date;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
 
   static from(client: OAuthClient): OAuthClientResponse {
     return {
@@ -19,7 +20,7 @@ export class OAuthClientResponse {
       redirect_uris: client.redirectUris,
       scopes: client.scopes,
       token_endpoint_auth_method: client.tokenEndpointAuthMethod,
-      created_at: client.createdAt,
+      created_at: isoTime(client.createdAt),
     };
   }
 }
@@ -28,7 +29,9 @@ export class CreatedOAuthClientResponse extends OAuthClientResponse {
   @ApiPropertyOptional({ description: 'Shown once, here; stored only as a hash. Absent for public clients (token_endpoint_auth_method none).' })
   client_secret?: string;
 
-  static withSecret(client: OAuthClient, secret: string | undefined): CreatedOAuthClientResponse {
-    return secret === undefined ? OAuthClientResponse.from(client) : { ...OAuthClientResponse.from(client), client_secret: secret };
+  /** With the secret generated at registration (none for a public client). */
+  static override from(client: OAuthClient & { secret?: string }): CreatedOAuthClientResponse {
+    const response = OAuthClientResponse.from(client);
+    return client.secret === undefined ? response : { ...response, client_secret: client.secret };
   }
 }

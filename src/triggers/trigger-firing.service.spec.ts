@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../common/errors/domain-error.js';
-import { parseWebhookFields } from './dto/inbound.dto.js';
+import { parseWebhookFields } from './dto/webhook-body.js';
 import { constantTimeEquals, signatureMatches } from './trigger-firing.service.js';
 
 const fieldOf = (body: unknown) => {

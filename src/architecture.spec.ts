@@ -1,0 +1,173 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import {
+  entityTables,
+  migrationTables,
+  moduleOf,
+  sourceFiles,
+  tablesTouched,
+  withoutComments,
+  type Access,
+} from '../test/architecture/source-scan.js';
+
+/**
+ * STYLE §10 kept true by the code itself: each table belongs to one module, a route lives in the
+ * controller of the folder its path names, and timestamps are formatted in one place.
+ */
+const SRC = dirname(fileURLToPath(import.meta.url));
+const MIGRATIONS = join(SRC, '..', 'migrations');
+const files = sourceFiles(SRC);
+const read = (file: string) => readFileSync(file, 'utf8');
+const where = (file: string) => relative(SRC, file);
+
+/**
+ * Tables without an entity: created by migrations and kept by their row triggers. The execution
+ * rollups are the executions module's (its metrics read them); the analytics rollups and the
+ * report and export files are analytics'.
+ */
+const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
+  workflow_execution_hours: 'executions',
+  workflow_customer_hours: 'executions',
+  trigger_execution_hours: 'executions',
+  trigger_customer_hours: 'executions',
+  workflow_duration_days: 'analytics',
+  workflow_duration_months: 'analytics',
+  workflow_error_days: 'analytics',
+  workflow_node_days: 'analytics',
+  workflow_outcome_days: 'analytics',
+  customer_channels: 'analytics',
+  customer_sessions: 'analytics',
+  execution_answers: 'analytics',
+  analytics_files: 'analytics',
+  analytics_file_chunks: 'analytics',
+};
+
+/**
+ * Today's accesses of a module to another module's table, each with its reason; the module
+ * READMEs name them. A new one fails the spec: read through the owner's service, or compose the
+ * statement from a fragment the owner exports (src/triggers/triggers.sql.ts, src/workflows/workflows.sql.ts,
+ * src/events/outbox.sql.ts, src/auth/organizations/organizations.sql.ts), or add it here with its reason.
+ */
+const ALLOWED: { module: string; table: string; access: Access; why: string }[] = [
+  ...['customers', 'messages', 'execution_steps', 'workflow_executions', 'trigger_executions', 'workflow_execution_hours', 'workflows',
+    'workflow_versions', 'triggers', 'webhooks', 'webhook_delivery_attempts', 'organizations'].map((table) => ({
+    module: 'analytics',
+    table,
+    access: 'read' as const,
+    why: 'analytics, reports and exports are SQL over what every module recorded (src/analytics/README.md); reads only',
+  })),
+  { module: 'webhooks', table: 'outbox_events', access: 'write', why: 'the outbox relay: reads new events, marks them published, deletes old ones (src/webhooks/README.md)' },
+];
+
+const tables = new Set<string>();
+for (const file of sourceFiles(MIGRATIONS)) for (const table of migrationTables(read(file))) tables.add(table);
+
+const entities = new Map<string, string>();
+const owners = new Map<string, string>(Object.entries(OWNERS_WITHOUT_ENTITY));
+for (const file of files) {
+  for (const [entity, table] of entityTables(read(file))) {
+    entities.set(entity, table);
+    owners.set(table, moduleOf(SRC, file));
+  }
+}
+
+/** Every access of a module to a table it does not own: `module table access file`. */
+function crossModuleAccesses(): { module: string; table: string; access: Access; file: string }[] {
+  const found = [];
+  for (const file of files) {
+    const module = moduleOf(SRC, file);
+    for (const [table, access] of tablesTouched(read(file), tables, entities)) {
+      if (owners.get(table) !== module) found.push({ module, table, access, file: where(file) });
+    }
+  }
+  return found;
+}
+
+const allows = (a: { module: string; table: string; access: Access }) =>
+  ALLOWED.some((x) => x.module === a.module && x.table === a.table && (x.access === 'write' || a.access === 'read'));
+
+describe('table ownership (STYLE §10)', () => {
+  it('knows the owner of every table the migrations create', () => {
+    expect([...tables].filter((t) => !owners.has(t) && t !== 'migrations').sort()).toEqual([]);
+  });
+
+  it('finds no access to another module\'s table beyond the listed exceptions', () => {
+    const offending = crossModuleAccesses().filter((a) => !allows(a));
+    expect(offending.map((a) => `${a.module} ${a.access}s ${a.table} (${owners.get(a.table)}'s) in ${a.file}`)).toEqual([]);
+  });
+
+  it('lists no exception that the code no longer needs', () => {
+    const used = crossModuleAccesses();
+    const stale = ALLOWED.filter((x) => !used.some((a) => a.module === x.module && a.table === x.table && (a.access === x.access || x.access === 'read')));
+    expect(stale.map((x) => `${x.module} ${x.table} ${x.access}`)).toEqual([]);
+  });
+});
+
+describe('the table scanner', () => {
+  const known = new Set(['triggers', 'workflows', 'outbox_events']);
+  const classes = new Map([['Trigger', 'triggers']]);
+
+  it('finds tables named by SQL, reads and writes apart, and entity repositories', () => {
+    const offending = `
+      const SQL = \`SELECT t.id FROM triggers t JOIN workflows w ON w.id = t.workflow_id\`;
+      await db.query(\`INSERT INTO outbox_events (type) VALUES ($1)\`);`;
+    expect(tablesTouched(offending, known, classes)).toEqual(new Map([['triggers', 'read'], ['workflows', 'read'], ['outbox_events', 'write']]));
+    expect(tablesTouched('UPDATE workflows SET name = $1', known, classes)).toEqual(new Map([['workflows', 'write']]));
+    expect(tablesTouched('DELETE FROM triggers WHERE id = $1', known, classes)).toEqual(new Map([['triggers', 'write']]));
+    expect(tablesTouched('constructor(@InjectRepository(Trigger) private readonly r: Repository<Trigger>) {}', known, classes)).toEqual(new Map([['triggers', 'write']]));
+    expect(tablesTouched('await manager.findOne(Trigger, { where: { id } })', known, classes)).toEqual(new Map([['triggers', 'read']]));
+  });
+
+  it('ignores comments, unknown names and aliases, and keeps strings whole', () => {
+    expect(tablesTouched('// reads FROM triggers\n/* UPDATE workflows */ const x = 1;', known, classes)).toEqual(new Map());
+    expect(tablesTouched('SELECT * FROM firing f JOIN customer c ON true', known, classes)).toEqual(new Map());
+    expect(withoutComments("const url = 'http://host/x'; // note")).toBe("const url = 'http://host/x'; ");
+  });
+
+  it('would flag a new cross-module access', () => {
+    const snippet = 'const S = `SELECT id FROM triggers WHERE organization_id = $1`;';
+    const access = { module: 'webhooks', table: 'triggers', access: tablesTouched(snippet, known, classes).get('triggers')! };
+    expect(access.access).toBe('read');
+    expect(allows(access)).toBe(false);
+    expect(allows({ module: 'analytics', table: 'triggers', access: 'read' })).toBe(true);
+    expect(allows({ module: 'analytics', table: 'triggers', access: 'write' })).toBe(false);
+  });
+});
+
+/** The first segment of a route path after `v1`, singular: `v1/triggers/:id` → `trigger`, `.well-known` → `well-known`. */
+function resource(path: string): string {
+  const segments = path.split('/').filter((s) => s !== '' && s !== 'v1');
+  return (segments[0] ?? '').replace(/^\./, '').replace(/s$/, '');
+}
+
+/** Each controller's class-level path, from `@Controller('...')`. */
+function controllerPaths(): { file: string; path: string }[] {
+  return files
+    .filter((f) => f.endsWith('.controller.ts'))
+    .flatMap((file) => [...read(file).matchAll(/@Controller\('([^']*)'\)/g)].map((m) => ({ file: where(file), path: m[1] })));
+}
+
+describe('finding a route (STYLE §10)', () => {
+  it('names the resource in every controller path, and that resource in the controller\'s folder or file name', () => {
+    const paths = controllerPaths();
+    expect(paths.length).toBeGreaterThan(15);
+    const misplaced = paths.filter(({ file, path }) => resource(path) === '' || !file.includes(resource(path)));
+    expect(misplaced.map(({ file, path }) => `@Controller('${path}') in ${file}`)).toEqual([]);
+  });
+
+  it('would flag an inbound controller holding several resources under v1', () => {
+    expect(resource('v1')).toBe('');
+    expect(resource('v1/messages')).toBe('message');
+    expect('triggers/inbound.controller.ts'.includes(resource('v1/hooks'))).toBe(false);
+    expect('triggers/hooks.controller.ts'.includes(resource('v1/hooks'))).toBe(true);
+  });
+});
+
+describe('timestamps (STYLE §10)', () => {
+  it('are formatted by common/iso-time.ts only', () => {
+    const elsewhere = files.filter((f) => where(f) !== join('common', 'iso-time.ts') && withoutComments(read(f)).includes('.toISOString('));
+    expect(elsewhere.map(where)).toEqual([]);
+  });
+});
