@@ -2,6 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
+import { isDatabaseUnavailable } from '../database/postgres-errors.js';
+import { isRedisUnavailable } from '../redis/redis-errors.js';
 import type { WorkflowNode } from '../workflows/node-types/node-type.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import { CHANNEL_ADAPTERS, type ChannelAdapters } from './channels/channel-adapter.js';
@@ -123,7 +125,9 @@ export class ExecutionEngine {
    * each time), up to NODE_RETRY_ATTEMPTS in all; then it is a failed step that says how many.
    * The worker waits in between (a few seconds at most with the defaults): a crash loses only the
    * count, and the job is retried from the last commit. An error in the commit itself (the
-   * database down) is not the node's: it is thrown, and Bull retries the job.
+   * database down) is not the node's: it is thrown, and Bull retries the job. So is PostgreSQL or
+   * Redis still unreachable after the last attempt: an outage outlasting the node's back-off is the
+   * job's to wait out (Bull's attempts and the sweep), not a reason to fail the customer's execution.
    */
   private async runNode(
     handler: NodeHandler | undefined,
@@ -147,6 +151,7 @@ export class ExecutionEngine {
         Object.assign(ctx.state, structuredClone(before));
         const cause = error instanceof Error ? error.message : String(error);
         if (attempt >= attempts) {
+          if (isDatabaseUnavailable(error) || isRedisUnavailable(error)) throw error;
           this.logger.warn(`Execution ${ctx.execution.id}: node ${ctx.node.id} failed transiently on each of ${attempt} attempts: ${cause}`);
           // A provider's message is written for clients; a driver's or a bug's is not (it stays in the log).
           const reason = error instanceof TransientNodeError ? error.message : 'a temporary error (database, network or an unexpected fault)';

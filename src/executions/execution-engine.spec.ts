@@ -104,6 +104,19 @@ describe('ExecutionEngine: transient node failures', () => {
     expect(five.commits[0].execution.error?.message).toBe('The node failed after 5 attempts: AI provider failed (HTTP 503)');
   });
 
+  it('throws to the job, rather than failing the execution, while PostgreSQL or Redis stays unreachable', async () => {
+    for (const outage of [
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+      new Error('Connection terminated unexpectedly'),
+    ]) {
+      const handler = new ScriptedHandler([() => Promise.reject(outage)]);
+      const { engine, commits } = engineFor([{ id: 'a', type: 'scripted' }], handler);
+      await expect(engine.run('e1')).rejects.toBe(outage);
+      expect(handler.calls).toBe(3);
+      expect(commits).toEqual([]);
+    }
+  });
+
   it('undoes what a failed attempt wrote (messages, replies read, state) before the next one', async () => {
     const handler = new ScriptedHandler([
       async (ctx) => {
