@@ -141,11 +141,23 @@ const WORKFLOW_CUSTOMERS = new SqlStatement<{ kind: 'bucket' | 'total'; key: str
            WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.started_at >= $3 AND we.started_at <= $4) x
    GROUP BY GROUPING SETS ((bucket), ())`);
 
-/** Mean rating of the form answers of a workflow's executions started in the period, from the execution_answers rollup. */
+/**
+ * Mean rating of the form answers of a workflow's executions started in the period: the whole UTC
+ * days `[$9, $10)` from workflow_answer_days (migration AnswerDays), plus or minus the
+ * execution_answers rows of the raw ranges `$3..$8` (a JourneySplit: at most half a day at each
+ * end, in any zone — the figure is a total over the period's instants). Ratings are sums of
+ * integers, exact in float8 whichever way they are added up.
+ */
 const WORKFLOW_SATISFACTION = new SqlStatement<{ satisfaction: number | null }>(`
-  SELECT (sum(a.rating_sum) / NULLIF(sum(a.ratings), 0))::float8 AS satisfaction
-    FROM execution_answers a
-   WHERE a.workflow_id = $2 AND a.organization_id = $1 AND a.started_at >= $3 AND a.started_at <= $4`);
+  SELECT (sum(rating_sum) / NULLIF(sum(ratings), 0))::float8 AS satisfaction
+    FROM (SELECT $5::int * a.rating_sum AS rating_sum, $5::int * a.ratings AS ratings FROM execution_answers a
+           WHERE a.workflow_id = $2 AND a.organization_id = $1 AND a.started_at >= $3::timestamptz AND a.started_at < $4::timestamptz
+          UNION ALL
+          SELECT $8::int * a.rating_sum, $8::int * a.ratings FROM execution_answers a
+           WHERE a.workflow_id = $2 AND a.organization_id = $1 AND a.started_at >= $6::timestamptz AND a.started_at < $7::timestamptz
+          UNION ALL
+          SELECT d.rating_sum, d.ratings FROM workflow_answer_days d
+           WHERE d.workflow_id = $2 AND d.organization_id = $1 AND d.day >= $9::timestamptz AND d.day < $10::timestamptz) f`);
 
 /** `group_by`: figures per channel, trigger and status, from the executions. */
 const WORKFLOW_GROUPS = new SqlStatement<GroupRow>(`
@@ -775,9 +787,9 @@ export class AnalyticsRepository {
     return WORKFLOW_CUSTOMERS.run(this.dataSource, [org, workflowId, start, end, tz, granularity]);
   }
 
-  /** Null without rating answers. */
-  async workflowSatisfaction(org: string, workflowId: string, start: Date, end: Date): Promise<number | null> {
-    return (await WORKFLOW_SATISFACTION.run(this.dataSource, [org, workflowId, start, end]))[0].satisfaction;
+  /** Null without rating answers. `split` defaults to journeySplit (rawJourneySplit reads only rows). */
+  async workflowSatisfaction(org: string, workflowId: string, start: Date, end: Date, split = journeySplit(start, end)): Promise<number | null> {
+    return (await WORKFLOW_SATISFACTION.run(this.dataSource, [org, workflowId, ...splitValues(split)]))[0].satisfaction;
   }
 
   workflowGroups(org: string, workflowId: string, start: Date, end: Date): Promise<GroupRow[]> {
