@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveAnalyticsPeriod } from '../../src/analytics/analytics-period.js';
 import { AnalyticsRepository, ENGAGEMENT_FACTS, journeySplit, rawJourneySplit } from '../../src/analytics/analytics.repository.js';
 import { insertStep, insertWorkflowExecution } from '../factories/executions.js';
-import { createWorkflow } from '../factories/workflows.js';
+import { createWorkflow, SURVEY_FORM } from '../factories/workflows.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 
 /**
@@ -16,14 +16,7 @@ import { createOrganization, startTestApp, type TestApp, type TestOrganization }
  * one with a half-hour offset.
  */
 
-const SURVEY = {
-  id: 'survey',
-  type: 'form',
-  fields: [
-    { name: 'score', type: 'rating', required: false, label: 'Rate us 1-5' },
-    { name: 'recommend', type: 'nps', required: false, label: 'Would you recommend us (0-10)?' },
-  ],
-};
+const SURVEY = SURVEY_FORM;
 
 /** The figures per workflow and UTC day of the answer rows `rows` (execution_answers' columns), of one organization `$1`. */
 const daysOf = (rows: string) => `
