@@ -1,8 +1,7 @@
 // Times the workflow analytics' satisfaction (src/analytics/analytics.repository.ts WORKFLOW_SATISFACTION:
 // the answer day rollup plus at most half a day of answers at each end) against the statement it replaced
-// (every execution_answers row of the period, index-only), alone and inside the 365-day request's four
-// statements as the service runs them in parallel (counts, customers, satisfaction, buckets; month buckets,
-// UTC), on a seeded history database, periods ending at the newest execution. Alternating slices of
+// (every execution_answers row of the period, index-only), on a seeded history database, periods ending at
+// the newest execution (the whole request: through the app, docs/PERFORMANCE.md). Alternating slices of
 // SECONDS on CONNECTIONS clients (closed loop), ROUNDS times; prints p50/p95 per case. After `npm run build`:
 //   node bench/satisfaction-timing.mjs <database-name> [connections=4] [seconds=5] [rounds=2]
 // Only 127.0.0.1; read-only.
@@ -12,7 +11,6 @@ const server = (process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1
 const [name, connections = '4', seconds = '5', rounds = '2'] = process.argv.slice(2);
 if (!name) throw new Error('usage: node bench/satisfaction-timing.mjs <database-name> [connections] [seconds] [rounds]');
 const { ANALYTICS_STATEMENTS: S, journeySplit } = await import('../dist/src/analytics/analytics.repository.js');
-const { splitPeriod } = await import('../dist/src/executions/metrics.repository.js');
 
 /** The statement before migration AnswerDays. */
 const BEFORE = `
@@ -21,7 +19,7 @@ const BEFORE = `
    WHERE a.workflow_id = $2 AND a.organization_id = $1 AND a.started_at >= $3 AND a.started_at <= $4`;
 
 const clients = [];
-for (let i = 0; i < Number(connections) * 4; i++) {
+for (let i = 0; i < Number(connections); i++) {
   const c = new pg.Client({ connectionString: `${server}/${name}`, options: '-c jit=off' });
   await c.connect();
   clients.push(c);
@@ -38,29 +36,11 @@ function satisfaction(days, before) {
   return (c) => c.query(S.WORKFLOW_SATISFACTION.text, values);
 }
 
-/** The 365-day request's statements in parallel, as AnalyticsService.workflow runs them (UTC, month buckets). */
-function request(before) {
-  const start = new Date(end.getTime() - 365 * 86_400_000);
-  const p = splitPeriod(start, end);
-  const middleMs = start.getTime() + Math.floor((end.getTime() - start.getTime()) / 2);
-  const middle = new Date(Math.floor(middleMs / 3_600_000) * 3_600_000);
-  const sat = satisfaction(365, before);
-  return (c, i) =>
-    Promise.all([
-      c.query(S.WORKFLOW_COUNTS.text, [org, wf, p.rawFrom, p.rawTo, p.rawFrom2, p.rawTo2, p.hoursFrom, p.hoursTo, 'UTC', 'month', middle]),
-      clients[i + 1].query(S.WORKFLOW_CUSTOMERS.text, [org, wf, start, end, 'UTC', 'month']),
-      sat(clients[i + 2]),
-      clients[i + 3].query(S.BUCKETS.text, [start, end, 'UTC', 'month']),
-    ]);
-}
-
 const cases = [
   ['satisfaction 30 days, before (every answer row)', satisfaction(30, true)],
   ['satisfaction 30 days, answer day rollup', satisfaction(30, false)],
   ['satisfaction 365 days, before (every answer row)', satisfaction(365, true)],
   ['satisfaction 365 days, answer day rollup', satisfaction(365, false)],
-  ['365-day request statements, before', request(true)],
-  ['365-day request statements, answer day rollup', request(false)],
 ];
 const pct = (xs, p) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const times = new Map(cases.map(([title]) => [title, []]));
@@ -71,7 +51,7 @@ for (let round = 0; round < Number(rounds); round++) {
       Array.from({ length: Number(connections) }, async (_, i) => {
         while (Date.now() < until) {
           const t0 = performance.now();
-          await run(clients[4 * i], 4 * i);
+          await run(clients[i]);
           times.get(title).push(performance.now() - t0);
         }
       }),
