@@ -8,7 +8,7 @@ const server = (process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1
 const name = process.argv[2];
 if (!name) throw new Error('usage: node bench/explain-analytics.mjs <database-name> [statement-name-filter]');
 const only = process.argv[3];
-const { ANALYTICS_STATEMENTS: S, journeySplit } = await import('../dist/src/analytics/analytics.repository.js');
+const { ANALYTICS_STATEMENTS: S, journeySplit, splitDays } = await import('../dist/src/analytics/analytics.repository.js');
 const db = new pg.Client({ connectionString: `${server}/${name}` });
 await db.connect();
 await db.query('SET jit = off');
@@ -24,13 +24,6 @@ const daySplit = (a, b) => {
   const s = journeySplit(a, b);
   return [...s.ranges.flatMap((r) => [r.from, r.to, r.sign]), s.daysFrom, s.daysTo];
 };
-/** The whole UTC months inside the whole days [from, to), as splitDays (src/analytics/analytics.repository.ts). */
-const months = (from, to) => {
-  const month = (ms, offset) => { const d = new Date(ms); return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + offset, 1); };
-  const first = month(from, 0) === from ? from : month(from, 1);
-  const last = month(to, 0);
-  return first < last ? [new Date(first), new Date(last)] : [new Date(from), new Date(from)];
-};
 const cases = [
   ...[30, 365].map((n) => {
     const [a, b] = [days(n), end];
@@ -41,17 +34,16 @@ const cases = [
   ['WORKFLOW_COUNTS 30 days, day buckets, Asia/Kolkata (raw rows)', S.WORKFLOW_COUNTS, [org, wf, days(30), days(30), days(30), end, days(30), days(30), 'Asia/Kolkata', 'day', mid(30)]],
   ['WORKFLOW_CUSTOMERS 30 days', S.WORKFLOW_CUSTOMERS, [org, wf, days(30), end, 'UTC', 'day']],
   ['WORKFLOW_CUSTOMERS 365 days', S.WORKFLOW_CUSTOMERS, [org, wf, days(365), end, 'UTC', 'day']],
-  ['WORKFLOW_SATISFACTION 30 days', S.WORKFLOW_SATISFACTION, [org, wf, days(30), end]],
-  ['WORKFLOW_SATISFACTION 365 days', S.WORKFLOW_SATISFACTION, [org, wf, days(365), end]],
+  ['WORKFLOW_SATISFACTION 30 days (answer day rollup + at most half a day of answers at each end)', S.WORKFLOW_SATISFACTION, [org, wf, ...daySplit(days(30), end)]],
+  ['WORKFLOW_SATISFACTION 365 days (answer day rollup + at most half a day of answers at each end)', S.WORKFLOW_SATISFACTION, [org, wf, ...daySplit(days(365), end)]],
   ['WORKFLOW_GROUPS 30 days', S.WORKFLOW_GROUPS, [org, wf, days(30), end]],
   ...[['UTC', true], ['Europe/Berlin', true], ['Asia/Kolkata', false]].flatMap(([zone, hourly]) => {
     // As AnalyticsService.performance: the whole UTC days from the rollups, the partial ones raw.
     const [a, b] = [days(365), end];
-    const from = Math.ceil(a.getTime() / 86_400_000) * 86_400_000;
-    const to = Math.floor((b.getTime() + 1) / 86_400_000) * 86_400_000;
-    const values = [org, wf, a, b, new Date(from), new Date(to)];
+    const { daysFrom, daysTo, monthsFrom, monthsTo } = splitDays(a, b);
+    const values = [org, wf, a, b, daysFrom, daysTo];
     return [
-      ...(zone === 'UTC' ? [['PERFORMANCE_PERCENTILES 365 days (month and day rollups + partial days)', S.PERFORMANCE_PERCENTILES, [...values, ...months(from, to)]]] : []),
+      ...(zone === 'UTC' ? [['PERFORMANCE_PERCENTILES 365 days (month and day rollups + partial days)', S.PERFORMANCE_PERCENTILES, [...values, monthsFrom, monthsTo]]] : []),
       [`PERFORMANCE_COUNTS 365 days, ${zone} (${hourly ? 'peak hour from the hourly rollups' : 'peak hour from the executions'})`, S.PERFORMANCE_COUNTS, [...values, zone, hourly]],
     ];
   }),

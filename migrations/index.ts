@@ -19,6 +19,7 @@ import { EngagementRollups1768200000000 } from './1768200000000-EngagementRollup
 import { RunningByCustomer1768400000000 } from './1768400000000-RunningByCustomer.js';
 import { TriggerPlans1768500000000 } from './1768500000000-TriggerPlans.js';
 import { AnswersIndexOnly1768600000000 } from './1768600000000-AnswersIndexOnly.js';
+import { AnswerDays1769100000000 } from './1769100000000-AnswerDays.js';
 import { ExecutionRetries1769300000000 } from './1769300000000-ExecutionRetries.js';
 import { WorkflowMessageTriggers1769600000000 } from './1769600000000-WorkflowMessageTriggers.js';
 
@@ -42,6 +43,7 @@ export const MIGRATIONS = [
   RunningByCustomer1768400000000,
   TriggerPlans1768500000000,
   AnswersIndexOnly1768600000000,
+  AnswerDays1769100000000,
   ExecutionRetries1769300000000,
   WorkflowMessageTriggers1769600000000,
 ];

@@ -1,8 +1,8 @@
 import type { DataSource } from 'typeorm';
 import { SqlStatement } from '../database/sql-statement.js';
-import type { PeriodSplit } from '../executions/metrics.repository.js';
+import { isoMicros, rawSplit, splitPeriod, type PeriodSplit } from '../common/period-split.js';
+import type { PeriodSplit as HourSplit } from '../executions/metrics.repository.js';
 import { outcomeFacts } from './journey-facts.js';
-import { isoTime } from '../common/iso-time.js';
 
 /**
  * The SQL of the analytics endpoints, written as SQL: every statement is scoped by organization
@@ -141,11 +141,23 @@ const WORKFLOW_CUSTOMERS = new SqlStatement<{ kind: 'bucket' | 'total'; key: str
            WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.started_at >= $3 AND we.started_at <= $4) x
    GROUP BY GROUPING SETS ((bucket), ())`);
 
-/** Mean rating of the form answers of a workflow's executions started in the period, from the execution_answers rollup. */
+/**
+ * Mean rating of the form answers of a workflow's executions started in the period: the whole UTC
+ * days `[$9, $10)` from workflow_answer_days (migration AnswerDays), plus or minus the
+ * execution_answers rows of the raw ranges `$3..$8` (a JourneySplit: at most half a day at each
+ * end, in any zone — the figure is a total over the period's instants). Ratings are sums of
+ * integers, exact in float8 whichever way they are added up.
+ */
 const WORKFLOW_SATISFACTION = new SqlStatement<{ satisfaction: number | null }>(`
-  SELECT (sum(a.rating_sum) / NULLIF(sum(a.ratings), 0))::float8 AS satisfaction
-    FROM execution_answers a
-   WHERE a.workflow_id = $2 AND a.organization_id = $1 AND a.started_at >= $3 AND a.started_at <= $4`);
+  SELECT (sum(rating_sum) / NULLIF(sum(ratings), 0))::float8 AS satisfaction
+    FROM (SELECT $5::int * a.rating_sum AS rating_sum, $5::int * a.ratings AS ratings FROM execution_answers a
+           WHERE a.workflow_id = $2 AND a.organization_id = $1 AND a.started_at >= $3::timestamptz AND a.started_at < $4::timestamptz
+          UNION ALL
+          SELECT $8::int * a.rating_sum, $8::int * a.ratings FROM execution_answers a
+           WHERE a.workflow_id = $2 AND a.organization_id = $1 AND a.started_at >= $6::timestamptz AND a.started_at < $7::timestamptz
+          UNION ALL
+          SELECT d.rating_sum, d.ratings FROM workflow_answer_days d
+           WHERE d.workflow_id = $2 AND d.organization_id = $1 AND d.day >= $9::timestamptz AND d.day < $10::timestamptz) f`);
 
 /** `group_by`: figures per channel, trigger and status, from the executions. */
 const WORKFLOW_GROUPS = new SqlStatement<GroupRow>(`
@@ -189,7 +201,6 @@ export interface DaySplit {
   monthsTo: Date;
 }
 
-const DAY_MS = 86_400_000;
 
 /** The first instant of the UTC month of `ms`, `offset` months on. */
 function utcMonth(ms: number, offset: number): number {
@@ -198,9 +209,9 @@ function utcMonth(ms: number, offset: number): number {
 }
 
 export function splitDays(start: Date, end: Date): DaySplit {
-  const from = Math.ceil(start.getTime() / DAY_MS) * DAY_MS;
   // `end` is inclusive to the millisecond: a day is whole when its last millisecond is in the period.
-  const to = Math.floor((end.getTime() + 1) / DAY_MS) * DAY_MS;
+  const split = splitPeriod(start, end, { unit: 'day', way: 'inside', wholeLastMillisecond: true });
+  const [from, to] = [split.wholeFrom / 1000, split.wholeTo / 1000];
   if (from >= to) return { daysFrom: start, daysTo: start, monthsFrom: start, monthsTo: start };
   const firstMonth = utcMonth(from, 0) === from ? from : utcMonth(from, 1);
   const lastMonth = utcMonth(to, 0);
@@ -361,22 +372,12 @@ export interface NodeRow {
   error_count: number;
 }
 
-const DAY_US = 86_400_000_000;
-
-/** An instant in microseconds since the epoch, as PostgreSQL reads it (Date has milliseconds only). */
-function isoMicros(us: number): string {
-  const ms = Math.floor(us / 1000);
-  return `${isoTime(new Date(ms)).slice(0, -1)}${String(us - ms * 1000).padStart(3, '0')}Z`;
-}
-
 /**
  * How a period `[start, end]` (end inclusive, to the millisecond) is read from day rollups: the
  * whole UTC days `[daysFrom, daysTo)` from the rollups, plus or minus (`sign`) the rows of two raw
- * ranges `[from, to)`. At each end the smaller of the two ways is taken: the partial day's rows
- * added to the whole days inside, or the whole day read from its rollup row and the rows outside
- * the period subtracted (the rest of a day that ends in the future, "now", holds no rows yet). So
- * at most half a day of rows is read at each end, in any time zone. Bounds are ISO strings with
- * microseconds (the end's exclusive bound is end + 1 µs).
+ * ranges `[from, to)`: splitPeriod's `nearest` way (src/common/period-split.ts), at most half a day
+ * of rows at each end, in any time zone. Bounds are ISO strings with microseconds (the end's
+ * exclusive bound is end + 1 µs).
  */
 export interface JourneySplit {
   ranges: [{ from: string; to: string; sign: number }, { from: string; to: string; sign: number }];
@@ -384,28 +385,20 @@ export interface JourneySplit {
   daysTo: string;
 }
 
-export function journeySplit(start: Date, end: Date): JourneySplit {
-  const s = start.getTime() * 1000;
-  const e = end.getTime() * 1000 + 1;
-  const floorS = Math.floor(s / DAY_US) * DAY_US;
-  const ceilS = Math.ceil(s / DAY_US) * DAY_US;
-  const floorE = Math.floor(e / DAY_US) * DAY_US;
-  const ceilE = Math.ceil(e / DAY_US) * DAY_US;
-  const none = { from: isoMicros(s), to: isoMicros(s), sign: 1 };
-  if (ceilS > floorE) {
-    // No whole day inside: the whole period raw (under two days of rows).
-    return { ranges: [{ from: isoMicros(s), to: isoMicros(e), sign: 1 }, none], daysFrom: isoMicros(s), daysTo: isoMicros(s) };
-  }
-  const head = ceilS - s <= s - floorS ? { from: s, to: ceilS, sign: 1, day: ceilS } : { from: floorS, to: s, sign: -1, day: floorS };
-  const tail = e - floorE <= ceilE - e ? { from: floorE, to: e, sign: 1, day: floorE } : { from: e, to: ceilE, sign: -1, day: ceilE };
+function journeyBounds(split: PeriodSplit): JourneySplit {
+  const [a, b] = split.ranges;
   return {
     ranges: [
-      { from: isoMicros(head.from), to: isoMicros(head.to), sign: head.sign },
-      { from: isoMicros(tail.from), to: isoMicros(tail.to), sign: tail.sign },
+      { from: isoMicros(a.from), to: isoMicros(a.to), sign: a.sign },
+      { from: isoMicros(b.from), to: isoMicros(b.to), sign: b.sign },
     ],
-    daysFrom: isoMicros(head.day),
-    daysTo: isoMicros(tail.day),
+    daysFrom: isoMicros(split.wholeFrom),
+    daysTo: isoMicros(split.wholeTo),
   };
+}
+
+export function journeySplit(start: Date, end: Date): JourneySplit {
+  return journeyBounds(splitPeriod(start, end, { unit: 'day', way: 'nearest' }));
 }
 
 /** The statement values of a journey split, from `$3`: the two raw ranges and their signs, then the whole days. */
@@ -416,9 +409,7 @@ function splitValues(split: JourneySplit): (string | number)[] {
 
 /** No rollup days: the whole period from the rows (the reference the rollups are tested against). */
 export function rawJourneySplit(start: Date, end: Date): JourneySplit {
-  const s = start.getTime() * 1000;
-  const e = end.getTime() * 1000 + 1;
-  return { ranges: [{ from: isoMicros(s), to: isoMicros(e), sign: 1 }, { from: isoMicros(s), to: isoMicros(s), sign: 1 }], daysFrom: isoMicros(s), daysTo: isoMicros(s) };
+  return journeyBounds(rawSplit(start, end));
 }
 
 /** A workflow's (`$2`) executions in the raw ranges of a split (`$3..$8`), with their sign. */
@@ -786,7 +777,7 @@ export class AnalyticsRepository {
   }
 
   /** `split`: which part of the period the rollups serve (none for zones with offsets that are not whole hours). */
-  workflowCounts(org: string, workflowId: string, split: PeriodSplit, tz: string, granularity: string, middle: Date): Promise<GroupRow[]> {
+  workflowCounts(org: string, workflowId: string, split: HourSplit, tz: string, granularity: string, middle: Date): Promise<GroupRow[]> {
     return WORKFLOW_COUNTS.run(this.dataSource, [
       org, workflowId, split.rawFrom, split.rawTo, split.rawFrom2, split.rawTo2, split.hoursFrom, split.hoursTo, tz, granularity, middle,
     ]);
@@ -796,9 +787,9 @@ export class AnalyticsRepository {
     return WORKFLOW_CUSTOMERS.run(this.dataSource, [org, workflowId, start, end, tz, granularity]);
   }
 
-  /** Null without rating answers. */
-  async workflowSatisfaction(org: string, workflowId: string, start: Date, end: Date): Promise<number | null> {
-    return (await WORKFLOW_SATISFACTION.run(this.dataSource, [org, workflowId, start, end]))[0].satisfaction;
+  /** Null without rating answers. `split` defaults to journeySplit (rawJourneySplit reads only rows). */
+  async workflowSatisfaction(org: string, workflowId: string, start: Date, end: Date, split = journeySplit(start, end)): Promise<number | null> {
+    return (await WORKFLOW_SATISFACTION.run(this.dataSource, [org, workflowId, ...splitValues(split)]))[0].satisfaction;
   }
 
   workflowGroups(org: string, workflowId: string, start: Date, end: Date): Promise<GroupRow[]> {

@@ -3,6 +3,7 @@ import type { Period } from '../common/date-range.js';
 import type { Pool } from 'pg';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { SqlStatement } from '../database/sql-statement.js';
+import { msDate, splitPeriod as splitUnits } from '../common/period-split.js';
 import { foldSpans, TRIGGER_SKETCHES, WORKFLOW_SKETCHES, type Query, type SketchTables, type Span } from './customer-days.js';
 import { CustomerUnion } from './customer-sketch.js';
 
@@ -46,12 +47,11 @@ interface RawRow extends SummaryRow {
 }
 
 const EMPTY: SummaryRow = { executions: 0, successful: 0, failed: 0, success_rate: null, average_duration_ms: null, unique_customers: 0 };
-const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
 /**
- * How a period is read: the whole UTC hours inside it from the hourly rollups (migration
- * ExecutionRollups), and the rest — the partial hours at its two ends, at most two hours of rows
+ * How a period is read (src/common/period-split.ts, way `inside`, in hours): the whole UTC hours
+ * inside it from the hourly rollups (migration ExecutionRollups), and the rest — the partial hours at its two ends, at most two hours of rows
  * — from the executions themselves through the (parent, time) index. `raw` is `[from, to)` and
  * `[from2, to2]` (either may be empty); `hours` is `[from, to)`.
  */
@@ -65,13 +65,10 @@ export interface PeriodSplit {
 }
 
 export function splitPeriod(start: Date, end: Date): PeriodSplit {
-  const firstWhole = new Date(Math.ceil(start.getTime() / HOUR_MS) * HOUR_MS);
   // The hour holding `end` is partial (end is inclusive, to the millisecond): it is read raw.
-  const lastStart = new Date(Math.floor(end.getTime() / HOUR_MS) * HOUR_MS);
-  if (firstWhole.getTime() >= lastStart.getTime()) {
-    return { rawFrom: start, rawTo: start, rawFrom2: start, rawTo2: end, hoursFrom: start, hoursTo: start };
-  }
-  return { rawFrom: start, rawTo: firstWhole, rawFrom2: lastStart, rawTo2: end, hoursFrom: firstWhole, hoursTo: lastStart };
+  const split = splitUnits(start, end, { unit: 'hour', way: 'inside' });
+  const [hoursFrom, hoursTo] = [msDate(split.wholeFrom), msDate(split.wholeTo)];
+  return { rawFrom: start, rawTo: hoursFrom, rawFrom2: hoursTo, rawTo2: end, hoursFrom, hoursTo };
 }
 
 interface Source {

@@ -6,7 +6,7 @@ import { AnalyticsRepository, ENGAGEMENT_FACTS, type EngagementFilter } from '..
 import { halfway } from '../../src/analytics/analytics.service.js';
 import { insertCustomer, insertMessage, insertStep, insertWorkflowExecution } from '../factories/executions.js';
 import { createTrigger } from '../factories/triggers.js';
-import { createWorkflow } from '../factories/workflows.js';
+import { createWorkflow, SURVEY_FORM } from '../factories/workflows.js';
 import { waitFor } from '../utils/wait-for.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 
@@ -18,14 +18,7 @@ import { createOrganization, startTestApp, type TestApp, type TestOrganization }
  * session across the period's edge, and the rollups against the raw rows on seeded data.
  */
 
-const SURVEY = {
-  id: 'survey',
-  type: 'form',
-  fields: [
-    { name: 'score', type: 'rating', required: false, label: 'Rate us 1-5' },
-    { name: 'recommend', type: 'nps', required: false, label: 'Would you recommend us (0-10)?' },
-  ],
-};
+const SURVEY = SURVEY_FORM;
 
 describe('engagement rollups', () => {
   let t: TestApp;

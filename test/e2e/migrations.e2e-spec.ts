@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AnswerDays1769100000000 } from '../../migrations/1769100000000-AnswerDays.js';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { dataSourceOptions } from '../../src/database/data-source.options.js';
 import { expectJourneyRollupsMatchRows } from '../utils/journey-rollups.js';
@@ -242,5 +243,49 @@ describe('migrations', () => {
     await expectSketchesMatchRows(a.id);
     // The journey rollups (JourneyRollups) are backfilled from the executions and steps already recorded.
     expect(await expectJourneyRollupsMatchRows(db, a.id)).toEqual({ executions: 160, steps: 320 });
+  });
+
+  it('backfills the answer day rollup (AnswerDays) from the answers already recorded, then keeps it', async () => {
+    const [a] = await db.query(`SELECT id FROM organizations WHERE name = 'a'`);
+    const days = () =>
+      db.query(
+        `SELECT workflow_id, day, answered, rating_sum, ratings, promoters, detractors, nps_answers FROM workflow_answer_days
+          WHERE organization_id = $1 AND answered <> 0 ORDER BY 1, 2`,
+        [a.id],
+      );
+    const rows = () =>
+      db.query(
+        `SELECT workflow_id, date_trunc('day', started_at, 'UTC') AS day, count(*)::int AS answered, sum(rating_sum)::float8 AS rating_sum,
+                sum(ratings)::int AS ratings, sum(promoters)::int AS promoters, sum(detractors)::int AS detractors, sum(nps_answers)::int AS nps_answers
+           FROM execution_answers WHERE organization_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`,
+        [a.id],
+      );
+    const answer = (where: string) =>
+      db.query(
+        `INSERT INTO execution_answers (execution_id, organization_id, workflow_id, customer_id, channel, started_at, rating_sum, ratings, promoters, detractors, nps_answers)
+         SELECT id, organization_id, workflow_id, customer_id, channel, started_at, 1 + i % 5, 1, (i % 3 = 0)::int, (i % 3 = 1)::int, 1
+           FROM (SELECT e.*, row_number() OVER (ORDER BY e.started_at) AS i FROM workflow_executions e
+                  WHERE e.organization_id = $1 AND ${where} AND NOT EXISTS (SELECT 1 FROM execution_answers x WHERE x.execution_id = e.id)) e`,
+        [a.id],
+      );
+    // Answers recorded while the rollup did not exist yet.
+    const migration = new AnswerDays1769100000000();
+    const runner = db.createQueryRunner();
+    try {
+      await migration.down(runner);
+      await answer(`e.status = 'success'`);
+      // In a transaction, as the migrations run.
+      await runner.startTransaction();
+      await migration.up(runner);
+      await runner.commitTransaction();
+    } finally {
+      await runner.release();
+    }
+    const backfilled = await days();
+    expect(backfilled.length).toBeGreaterThan(0);
+    expect(backfilled).toEqual(await rows());
+    await answer(`e.status = 'failed'`);
+    await db.query(`DELETE FROM execution_answers WHERE execution_id IN (SELECT execution_id FROM execution_answers WHERE organization_id = $1 ORDER BY started_at LIMIT 5)`, [a.id]);
+    expect(await days()).toEqual(await rows());
   });
 });

@@ -2,6 +2,16 @@ import type { TestApp, TestOrganization } from '../utils/test-app.js';
 
 let counter = 0;
 
+/** A form node asking an optional `rating` (1–5) and `nps` (0–10): what satisfaction and NPS are computed from (DESIGN §9). */
+export const SURVEY_FORM = {
+  id: 'survey',
+  type: 'form',
+  fields: [
+    { name: 'score', type: 'rating', required: false, label: 'Rate us 1-5' },
+    { name: 'recommend', type: 'nps', required: false, label: 'Would you recommend us (0-10)?' },
+  ],
+};
+
 export function workflowBody(overrides: Record<string, unknown> = {}) {
   counter += 1;
   return {
