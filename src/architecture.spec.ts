@@ -37,6 +37,7 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   workflow_error_days: 'analytics',
   workflow_node_days: 'analytics',
   workflow_outcome_days: 'analytics',
+  workflow_answer_days: 'analytics',
   customer_channels: 'analytics',
   customer_sessions: 'analytics',
   execution_answers: 'analytics',

@@ -99,7 +99,7 @@ export class ExecutionEngine {
           status: outcome.status,
           startedAt: stepStart,
           completedAt,
-          durationMs: completedAt.getTime() - stepStart.getTime(),
+          durationMs: storableDuration(completedAt.getTime() - stepStart.getTime()),
           input: outcome.input,
           output: outcome.output ?? (outcome.status === 'failed' ? { error: outcome.error } : {}),
           attempt,
@@ -309,7 +309,7 @@ export class ExecutionEngine {
    */
   private finish(execution: WorkflowExecution, writes: RunWrites, status: 'success' | 'failed', error: ExecutionError | null): Decision {
     const completedAt = new Date();
-    const durationMs = completedAt.getTime() - execution.startedAt.getTime();
+    const durationMs = storableDuration(completedAt.getTime() - execution.startedAt.getTime());
     execution.status = status;
     execution.waiting = false;
     execution.waitExpiresAt = null;
@@ -331,4 +331,14 @@ export class ExecutionEngine {
     );
     return { result: { status }, changed: true };
   }
+}
+
+/**
+ * The `duration_ms` columns are 32-bit: a duration saturates at their largest value (about 24.8 days)
+ * instead of failing the commit forever. An execution can wait that long (CONVERSATION_TIMEOUT has no
+ * upper bound), and one left running by a lost job is finished by the sweep however old it is.
+ */
+export const MAX_STORED_DURATION_MS = 2_147_483_647;
+export function storableDuration(ms: number): number {
+  return Math.min(Math.max(0, ms), MAX_STORED_DURATION_MS);
 }

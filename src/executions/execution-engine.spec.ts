@@ -6,7 +6,7 @@ import { validateEnv } from '../config/env.schema.js';
 import type { WorkflowsService } from '../workflows/workflows.service.js';
 import { StoringChannelAdapter } from './channels/storing-channel.adapter.js';
 import { WorkflowExecution, type ExecutionState } from './entities/workflow-execution.entity.js';
-import { ExecutionEngine } from './execution-engine.service.js';
+import { ExecutionEngine, MAX_STORED_DURATION_MS, storableDuration } from './execution-engine.service.js';
 import { NodeFailure, TransientNodeError, type NodeContext, type NodeHandler, type NodeOutcome } from './nodes/node-handler.js';
 import type { RunCommit, RunsRepository } from './runs.repository.js';
 
@@ -115,6 +115,13 @@ describe('ExecutionEngine: transient node failures', () => {
       expect(handler.calls).toBe(3);
       expect(commits).toEqual([]);
     }
+  });
+
+  it('finishes an execution older than the 32-bit duration column holds, its duration saturated (the commit would fail forever)', async () => {
+    const { engine, commits } = engineFor([{ id: 'a', type: 'scripted' }], new ScriptedHandler([completed]), {}, execution({ startedAt: new Date(Date.now() - 30 * 86_400_000) }));
+    expect(await engine.run('e1')).toEqual({ status: 'success' });
+    expect(commits[0].execution.durationMs).toBe(MAX_STORED_DURATION_MS);
+    expect(storableDuration(-5)).toBe(0);
   });
 
   it('undoes what a failed attempt wrote (messages, replies read, state) before the next one', async () => {

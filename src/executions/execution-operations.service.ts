@@ -4,6 +4,8 @@ import type { DataSource } from 'typeorm';
 import { isUuid } from '../common/ids/uuid.js';
 import { uuidv7 } from '../common/ids/uuid-v7.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
+import { countWorkflowStarts } from '../workflows/workflows.sql.js';
+import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
 import type { ExecutionStep } from './entities/execution-step.entity.js';
 import type { WorkflowExecution } from './entities/workflow-execution.entity.js';
 import { ExecutionEngine } from './execution-engine.service.js';
@@ -31,9 +33,9 @@ const RETRY = `
     ON CONFLICT (retry_of) WHERE retry_of IS NOT NULL DO NOTHING
     RETURNING id, organization_id, workflow_id, trigger_id, customer_ref, channel, retry_of
   ), counted AS (
-    UPDATE workflows w SET execution_count = w.execution_count + 1 FROM retry r WHERE w.id = r.workflow_id
+    ${countWorkflowStarts('SELECT workflow_id, 1 AS started FROM retry')}
   ), events AS (
-    INSERT INTO outbox_events (organization_id, type, data)
+    ${INSERT_OUTBOX_EVENTS}
     SELECT organization_id, 'workflow.started',
            jsonb_build_object('workflow_id', workflow_id, 'execution_id', id, 'customer_id', customer_ref, 'trigger_id', trigger_id,
                               'channel', channel, 'retry_of', retry_of)

@@ -219,6 +219,21 @@ export class ExecutionsService {
    * again every second until Redis answers (and, should this process end first, the worker's
    * sweep queues it from PostgreSQL). The caller's request is answered either way.
    */
+  /**
+   * Whether a schedule trigger already has a firing for this slot (`input.metadata.scheduled_for`, an
+   * ISO instant): a tick run twice, after a worker died between the firing's commit and the job's
+   * completion, must fire nothing. A firing happens at or after its slot, so only the trigger's
+   * firings since then are read (its index on trigger and time), with an hour for clock skew between
+   * hosts (and `now()` for a tick run before its slot, as tests do).
+   */
+  async scheduleSlotFired(triggerId: string, slot: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      `SELECT 1 FROM trigger_executions WHERE trigger_id = $1 AND triggered_at >= least($2::timestamptz, now()) - interval '1 hour' AND input->'metadata'->>'scheduled_for' = $3 LIMIT 1`,
+      [triggerId, slot, slot],
+    );
+    return rows.length > 0;
+  }
+
   async enqueue(executionId: string): Promise<void> {
     try {
       await this.enqueues.submit(executionId);

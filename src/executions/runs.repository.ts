@@ -93,7 +93,7 @@ const COMMIT = new SqlStatement<{ id: string }>(
   ), trigger_execution AS (
     UPDATE trigger_executions t
        SET status = e.status, completed_at = e.completed_at,
-           duration_ms = GREATEST(0, (EXTRACT(EPOCH FROM (e.completed_at - t.triggered_at)) * 1000)::int), error = e.trigger_error
+           duration_ms = LEAST(2147483647, GREATEST(0, EXTRACT(EPOCH FROM (e.completed_at - t.triggered_at)) * 1000))::int, error = e.trigger_error
       FROM execution e WHERE t.id = ANY (ARRAY[e.trigger_execution_id]) AND e.status <> 'running'
   ), workflow_counted AS (
     ${countWorkflowOutcomes(`SELECT workflow_id, count(*) FILTER (WHERE status = 'success')::int AS succeeded, count(*) FILTER (WHERE status = 'failed')::int AS failed

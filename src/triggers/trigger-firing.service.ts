@@ -230,21 +230,8 @@ export class TriggerFiringService {
     const trigger = isUuid(job.data.triggerId) ? await this.triggers.findOne({ where: { id: job.data.triggerId, type: 'schedule' } }) : null;
     if (!(await this.schedules.isCurrent(job, trigger))) return { skipped: 'stale' };
     const slot = tickSlot(job);
-    if (slot && (await this.slotFired(trigger!.id, slot))) return { skipped: 'already-fired' };
+    if (slot && (await this.executions.scheduleSlotFired(trigger!.id, slot))) return { skipped: 'already-fired' };
     return { fired: await this.fire(trigger!, { userAgent: null, source: 'schedule', scheduledFor: slot }) };
-  }
-
-  /**
-   * Whether the trigger has a firing for this slot. A firing happens at or after its slot, so only the
-   * trigger's firings since then are read (its index on trigger and time), with an hour for clock skew
-   * between hosts (and `now()` for a tick run before its slot, as tests do).
-   */
-  private async slotFired(triggerId: string, slot: string): Promise<boolean> {
-    const rows: unknown[] = await this.triggers.manager.query(
-      `SELECT 1 FROM trigger_executions WHERE trigger_id = $1 AND triggered_at >= least($2::timestamptz, now()) - interval '1 hour' AND input->'metadata'->>'scheduled_for' = $3 LIMIT 1`,
-      [triggerId, slot, slot],
-    );
-    return rows.length > 0;
   }
 }
 

@@ -183,7 +183,7 @@ function documentErrors(operation: Operation, path: string, facts: RouteFacts | 
 }
 
 /** Paths whose answer needs neither PostgreSQL nor Redis, or that document their own 503. */
-const DEPENDENCY_FREE_PATHS: ReadonlySet<string> = new Set(['/health/live', '/health/ready', '/metrics']);
+const DEPENDENCY_FREE_PATHS: ReadonlySet<string> = new Set(['/', '/health/live', '/health/ready', '/metrics']);
 
 /**
  * Idempotency-Key: the header parameter, 409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED and
