@@ -214,12 +214,6 @@ export class ExecutionsService {
   }
 
   /**
-   * Queues a run of the execution (first run, or after a reply was routed to it). The execution
-   * is committed as running before, so a failure here loses nothing: the run is kept to be queued
-   * again every second until Redis answers (and, should this process end first, the worker's
-   * sweep queues it from PostgreSQL). The caller's request is answered either way.
-   */
-  /**
    * Whether a schedule trigger already has a firing for this slot (`input.metadata.scheduled_for`, an
    * ISO instant): a tick run twice, after a worker died between the firing's commit and the job's
    * completion, must fire nothing. A firing happens at or after its slot, so only the trigger's
@@ -234,6 +228,12 @@ export class ExecutionsService {
     return rows.length > 0;
   }
 
+  /**
+   * Queues a run of the execution (first run, or after a reply was routed to it). The execution
+   * is committed as running before, so a failure here loses nothing: the run is kept to be queued
+   * again every second until Redis answers (and, should this process end first, the worker's
+   * sweep queues it from PostgreSQL). The caller's request is answered either way.
+   */
   async enqueue(executionId: string): Promise<void> {
     try {
       await this.enqueues.submit(executionId);
