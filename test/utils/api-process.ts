@@ -1,17 +1,7 @@
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import type { AppConfig } from '../../src/config/app-config.js';
+import { freePort } from './private-services.js';
 import { waitFor } from './wait-for.js';
 import { WorkerProcess } from './worker-process.js';
-
-/** A free TCP port on loopback (free when asked: bind it soon). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /**
  * A separate API process (APP_ROLE=api) of the built app on a port of its own, sharing the test

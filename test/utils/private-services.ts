@@ -16,6 +16,7 @@ import { stopProcess } from './worker-process.js';
 
 const run = promisify(execFile);
 
+/** A free TCP port on loopback (free when asked: bind it soon). */
 export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

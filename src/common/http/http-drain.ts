@@ -12,7 +12,7 @@ import { ServiceUnavailableError } from '../errors/common.errors.js';
 export class HttpDrain {
   private draining = false;
 
-  /** First in the chain: once draining, nothing is started. */
+  /** Early in the middleware chain (after the request id, which the 503 carries): once draining, nothing is started. */
   readonly middleware = (_req: Request, res: Response, next: NextFunction): void => {
     if (!this.draining) return next();
     res.setHeader('Connection', 'close');
