@@ -40,6 +40,7 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   workflow_answer_days: 'analytics',
   customer_channels: 'analytics',
   customer_sessions: 'analytics',
+  engagement_day_sets: 'analytics',
   execution_answers: 'analytics',
   analytics_files: 'analytics',
   analytics_file_chunks: 'analytics',
