@@ -9,6 +9,7 @@ const name = process.argv[2];
 if (!name) throw new Error('usage: node bench/explain-analytics.mjs <database-name> [statement-name-filter]');
 const only = process.argv[3];
 const { ANALYTICS_STATEMENTS: S, journeySplit, splitDays } = await import('../dist/src/analytics/analytics.repository.js');
+const { engagementDayPlan, planValues, ...E } = await import('../dist/src/analytics/engagement-days.js');
 const db = new pg.Client({ connectionString: `${server}/${name}` });
 await db.connect();
 await db.query('SET jit = off');
@@ -48,10 +49,19 @@ const cases = [
     ];
   }),
   ['NODES 365 days (node rollups)', S.NODES, [org, wf, ...daySplit(days(365), end)]],
-  ['ENGAGEMENT 30 days', S.ENGAGEMENT, [org, days(30), end, null, 'all', mid(30)]],
-  ['ENGAGEMENT 30 days, channel whatsapp', S.ENGAGEMENT, [org, days(30), end, 'whatsapp', 'all', mid(30)]],
-  ['ENGAGEMENT 30 days, segment new', S.ENGAGEMENT, [org, days(30), end, null, 'new', mid(30)]],
-  ['ENGAGEMENT 30 days, segment returning', S.ENGAGEMENT, [org, days(30), end, null, 'returning', mid(30)]],
+  // Engagement (AnalyticsRepository.engagement): the sessions' sums day by day, the stored day sets and the raw
+  // parts' sets, the answers, and the new customers' own figures (ENGAGEMENT with segment new).
+  ...(() => {
+    const [a, b] = [days(30), end];
+    const middle = new Date(Math.floor((a.getTime() + (b.getTime() - a.getTime()) / 2) / 3_600_000) * 3_600_000);
+    const bounds = planValues(engagementDayPlan(a, b, middle));
+    return [
+      ['ENGAGEMENT_DAY_FACTS 30 days', E.DAY_FACTS, [org, a, b, null, middle]],
+      ['ENGAGEMENT_DAY_SETS 30 days (stored sets of the whole days, raw parts)', E.DAY_SETS, [org, bounds.daysFrom, bounds.daysTo, null, bounds.froms, bounds.tos]],
+      ['ENGAGEMENT_ANSWERS 30 days', S.ENGAGEMENT_ANSWERS, [org, a, b, null, 'all', middle]],
+      ['ENGAGEMENT 30 days, segment new', S.ENGAGEMENT, [org, a, b, null, 'new', middle]],
+    ];
+  })(),
   ['TOTAL_CUSTOMERS 30 days', S.TOTAL_CUSTOMERS, [org, days(30), end, null, 'all']],
   ['TOTAL_CUSTOMERS 30 days, channel whatsapp', S.TOTAL_CUSTOMERS, [org, days(30), end, 'whatsapp', 'all']],
   ['TOTAL_CUSTOMERS', S.TOTAL_CUSTOMERS, [org, days(30), end, null, 'all']],
