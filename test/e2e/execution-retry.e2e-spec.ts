@@ -1,5 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
@@ -7,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ExecutionEngine } from '../../src/executions/execution-engine.service.js';
 import { EXECUTIONS_QUEUE } from '../../src/executions/executions.queue.js';
 import { createTrigger } from '../factories/triggers.js';
+import { startFakeAiProvider, type FakeAiProvider } from '../utils/fake-ai-provider.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
 
@@ -23,34 +22,16 @@ describe('execution retry, cancel and node attempts', () => {
   let t: TestApp;
   let org: TestOrganization;
   let db: DataSource;
-  let server: Server;
+  let ai: FakeAiProvider;
   let seq = 0;
-  /** The status answered when nothing is scripted. */
-  let status = 200;
-  /** Statuses answered first, one per request. */
-  const upcoming: number[] = [];
-  let requests = 0;
-  /** While set, requests wait for it before they are answered. */
-  let hold: Promise<void> | undefined;
 
   beforeAll(async () => {
-    server = createServer((req, res) => {
-      req.resume();
-      req.on('end', async () => {
-        requests += 1;
-        if (hold) await hold;
-        const answer = upcoming.shift() ?? status;
-        const body = answer === 200 ? { choices: [{ message: { role: 'assistant', content: 'Refunds take 14 days.' } }] } : { error: 'upstream-secret-detail' };
-        res.writeHead(answer, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as AddressInfo).port;
+    ai = await startFakeAiProvider({ content: 'Refunds take 14 days.' });
     t = await startTestApp({
       RATE_LIMITS_ENABLED: 'false',
       REDIS_KEY_PREFIX: `${inject('redisKeyPrefix')}:retry`,
       AI_PROVIDER: 'openai',
-      AI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+      AI_BASE_URL: ai.url,
       AI_API_KEY: 'test-key',
       NODE_RETRY_ATTEMPTS: '3',
       NODE_RETRY_BASE_DELAY_MS: '20',
@@ -61,8 +42,7 @@ describe('execution retry, cancel and node attempts', () => {
   });
   afterAll(async () => {
     await t?.close();
-    server?.closeAllConnections();
-    await new Promise((resolve) => server?.close(resolve));
+    await ai?.close();
   });
 
   /** An active workflow with a message trigger on a keyword of its own; returns its id and the keyword. */
@@ -112,11 +92,11 @@ describe('execution retry, cancel and node attempts', () => {
 
   it('attempts a node failing transiently again: success on the 2nd attempt, and the step says so', async () => {
     const { workflowId, keyword } = await activeWorkflow(ANSWERING);
-    upcoming.push(503);
-    const before = requests;
+    ai.upcoming.push(503);
+    const before = ai.requests.length;
     const id = await start(keyword);
     expect(await finished(id)).toMatchObject({ status: 'success', error: null });
-    expect(requests - before).toBe(2);
+    expect(ai.requests.length - before).toBe(2);
     expect((await steps(id)).map((s: { node_id: string; attempt: number }) => [s.node_id, s.attempt])).toEqual([['greet', 1], ['answer', 2], ['bye', 1]]);
     const detail = await t.http.get(`/v1/workflows/${workflowId}/executions/${id}`).set(org.auth('read_only'));
     expect(detail.body.data.steps.map((s: { attempt: number }) => s.attempt)).toEqual([1, 2, 1]);
@@ -125,17 +105,17 @@ describe('execution retry, cancel and node attempts', () => {
 
   it('fails after 3 transient failures; a retry re-runs it from the failed step, linked, and completes', async () => {
     const { workflowId, keyword } = await activeWorkflow(ANSWERING);
-    status = 503;
-    const before = requests;
+    ai.status = 503;
+    const before = ai.requests.length;
     let id: string;
     let failed;
     try {
       id = await start(keyword);
       failed = await finished(id);
     } finally {
-      status = 200;
+      ai.status = 200;
     }
-    expect(requests - before).toBe(3);
+    expect(ai.requests.length - before).toBe(3);
     expect(failed).toMatchObject({ status: 'failed', error: { code: 'NODE_RETRIES_EXHAUSTED', node_id: 'answer' } });
     expect(failed.error.message).toBe('The node failed after 3 attempts: AI provider failed (HTTP 503)');
     expect(JSON.stringify(failed)).not.toContain('upstream-secret-detail');
@@ -256,18 +236,18 @@ describe('execution retry, cancel and node attempts', () => {
   it('a run in progress when the execution is cancelled does not commit over it', async () => {
     const { workflowId, keyword } = await activeWorkflow(ANSWERING);
     let release!: () => void;
-    hold = new Promise<void>((resolve) => (release = resolve));
-    const before = requests;
+    ai.hold = new Promise<void>((resolve) => (release = resolve));
+    const before = ai.requests.length;
     let id: string;
     try {
       id = await start(keyword);
       // The run has sent nothing yet (its writes commit at its end) and waits for the provider.
-      await waitFor('the provider request', async () => requests > before);
+      await waitFor('the provider request', async () => ai.requests.length > before);
       const res = await cancel(workflowId, id);
       expect(res.status).toBe(200);
       expect(res.body.data).toMatchObject({ status: 'failed', error: { code: 'EXECUTION_CANCELLED' } });
     } finally {
-      hold = undefined;
+      ai.hold = undefined;
       release();
     }
     // The run's commit misses (the row changed), it reads the execution again and stops: its job ends.

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionsService } from '../../src/executions/executions.service.js';
 import { aiEnv, createFaultWorkflow, executionOutcomes, FAULT_SENDS, keepSending, startAiProvider, statusCounts, toAnswer, type Answer } from '../utils/faults.js';
+import type { FakeAiProvider } from '../utils/fake-ai-provider.js';
 import { PrivateRedis } from '../utils/private-services.js';
 import { createOrganization, RATE_LIMITS_OUT_OF_REACH, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
@@ -20,7 +21,7 @@ describe('Redis stopped for 10 s under inbound messages', { timeout: 240_000 }, 
   let redis: PrivateRedis;
   let t: TestApp;
   let org: TestOrganization;
-  let ai: Awaited<ReturnType<typeof startAiProvider>>;
+  let ai: FakeAiProvider;
   let worker: WorkerProcess | undefined;
 
   beforeAll(async () => {

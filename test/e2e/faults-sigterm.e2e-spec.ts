@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aiEnv, createFaultWorkflow, executionOutcomes, FAULT_SENDS, keepSending, startAiProvider, statusCounts, toAnswer, type Answer } from '../utils/faults.js';
+import type { FakeAiProvider } from '../utils/fake-ai-provider.js';
 import { freePort } from '../utils/private-services.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
@@ -16,7 +17,7 @@ import { WorkerProcess } from '../utils/worker-process.js';
 describe('SIGTERM to the API and the worker under load', { timeout: 240_000 }, () => {
   let t: TestApp;
   let org: TestOrganization;
-  let ai: Awaited<ReturnType<typeof startAiProvider>>;
+  let ai: FakeAiProvider;
   const processes: WorkerProcess[] = [];
 
   beforeAll(async () => {
@@ -58,7 +59,7 @@ describe('SIGTERM to the API and the worker under load', { timeout: 240_000 }, (
     };
     // The worker is up and busy (its runs wait on the AI provider) before the signals.
     const load = keepSending(send, 4);
-    await waitFor('the worker to be waiting on AI answers', async () => ai.requests() >= 5, 60_000, 100);
+    await waitFor('the worker to be waiting on AI answers', async () => ai.requests.length >= 5, 60_000, 100);
     const signalled = Date.now();
     const [apiExit, workerExit] = await Promise.all([api.terminate(), worker.terminate()]);
     await sleep(500);

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aiEnv, createFaultWorkflow, executionOutcomes, FAULT_SENDS, startAiProvider, statusCounts } from '../utils/faults.js';
+import type { FakeAiProvider } from '../utils/fake-ai-provider.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
 import { WorkerProcess } from '../utils/worker-process.js';
@@ -15,7 +16,7 @@ const EXECUTIONS = 200;
 describe('a worker killed (SIGKILL) during 200 executions', { timeout: 240_000 }, () => {
   let t: TestApp;
   let org: TestOrganization;
-  let ai: Awaited<ReturnType<typeof startAiProvider>>;
+  let ai: FakeAiProvider;
   const workers: WorkerProcess[] = [];
 
   beforeAll(async () => {

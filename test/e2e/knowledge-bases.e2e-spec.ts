@@ -1,6 +1,5 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeAiProvider, type FakeAiProvider } from '../utils/fake-ai-provider.js';
 import { AiProviderError, KnowledgeBaseNotFoundError } from '../../src/knowledge-bases/knowledge-bases.errors.js';
 import { KNOWLEDGE_RESPONDER, type KnowledgeResponder } from '../../src/knowledge-bases/knowledge-responder.js';
 import { DataSource } from 'typeorm';
@@ -276,41 +275,24 @@ describe('knowledge bases', () => {
 
   describe('AI_PROVIDER=openai', () => {
     let ai: TestApp;
-    let server: Server;
-    let status = 200;
-    /** Statuses answered before `status`, one per request (a provider failing, then recovering). */
-    const upcoming: number[] = [];
-    const requests: { url?: string; headers: IncomingHttpHeaders; body: { model: string; temperature: number; messages: { role: string; content: string }[] } }[] = [];
+    let provider: FakeAiProvider;
 
     beforeAll(async () => {
-      // A fake chat-completions endpoint on loopback, on a port the system picks.
-      server = createServer((req, res) => {
-        let raw = '';
-        req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
-        req.on('end', () => {
-          requests.push({ url: req.url, headers: req.headers, body: JSON.parse(raw) });
-          const answer = upcoming.shift() ?? status;
-          const body = answer === 200 ? { choices: [{ message: { role: 'assistant', content: 'From the fake model.' } }] } : { error: 'boom: upstream-secret-detail' };
-          res.writeHead(answer, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-        });
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const port = (server.address() as AddressInfo).port;
+      provider = await startFakeAiProvider({ content: 'From the fake model.' });
       // With its own workers (on a queue prefix of its own) to run executions through the provider.
       ai = await startTestApp({
         RATE_LIMITS_ENABLED: 'false',
         APP_ROLE: 'all',
         REDIS_KEY_PREFIX: `${t.config.redisKeyPrefix}:ai`,
         AI_PROVIDER: 'openai',
-        AI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        AI_BASE_URL: provider.url,
         AI_API_KEY: 'test-key',
         AI_MODEL: 'fake-model',
       });
     });
     afterAll(async () => {
       await ai?.close();
-      server?.closeAllConnections();
-      await new Promise((resolve) => server?.close(resolve));
+      await provider?.close();
     });
 
     it('answers with the provider\'s text, sending the model, the question and the API key', async () => {
@@ -320,16 +302,16 @@ describe('knowledge bases', () => {
 
       const answer = await responder.answer(org.id, name, 'How can I get a refund?');
       expect(answer).toEqual({ response: 'From the fake model.', confidence: 1 });
-      expect(requests).toHaveLength(1);
-      expect(requests[0].url).toBe('/v1/chat/completions');
-      expect(requests[0].headers.authorization).toBe('Bearer test-key');
-      expect(requests[0].body).toMatchObject({ model: 'fake-model', temperature: 0 });
-      expect(requests[0].body.messages).toContainEqual({ role: 'user', content: 'How can I get a refund?' });
-      expect(requests[0].body.messages[0].content).toContain(FAQ[2].answer);
+      expect(provider.requests).toHaveLength(1);
+      expect(provider.requests[0].url).toBe('/v1/chat/completions');
+      expect(provider.requests[0].headers.authorization).toBe('Bearer test-key');
+      expect(provider.requests[0].body).toMatchObject({ model: 'fake-model', temperature: 0 });
+      expect(provider.requests[0].body?.messages).toContainEqual({ role: 'user', content: 'How can I get a refund?' });
+      expect(provider.requests[0].body?.messages[0].content).toContain(FAQ[2].answer);
 
-      status = 500;
+      provider.status = 500;
       await expect(responder.answer(org.id, name, 'How can I get a refund?')).rejects.toBeInstanceOf(AiProviderError);
-      status = 200;
+      provider.status = 200;
     });
 
     it('an ai_response node fails only for its own reasons: a provider outage is retried, a refusal or a missing knowledge base fails it, without the provider\'s body', async () => {
@@ -355,15 +337,15 @@ describe('knowledge bases', () => {
       };
 
       // An outage (503, then 429) is retried with the job's back-off; the third request is answered.
-      requests.length = 0;
-      upcoming.push(503, 429);
+      provider.requests.length = 0;
+      provider.upcoming.push(503, 429);
       expect(await run()).toMatchObject({ status: 'success', error: null });
-      expect(requests).toHaveLength(3);
+      expect(provider.requests).toHaveLength(3);
 
       // A refusal fails the node with the status, not the provider's body.
-      status = 400;
+      provider.status = 400;
       const refused = await run();
-      status = 200;
+      provider.status = 200;
       expect(refused).toMatchObject({ status: 'failed', error: { code: 'AI_RESPONSE_FAILED', message: 'AI provider refused the request (HTTP 400)', node_id: 'answer' } });
       expect(JSON.stringify(refused.error)).not.toMatch(/upstream-secret-detail|127\.0\.0\.1|test-key/);
 

@@ -1,7 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { DataSource } from 'typeorm';
 import { createTrigger } from '../factories/triggers.js';
+import { startFakeAiProvider, type FakeAiProvider } from './fake-ai-provider.js';
 import type { TestApp, TestOrganization } from './test-app.js';
 
 /**
@@ -17,34 +16,9 @@ export const FAULT_SENDS = [
   ['bye', 'Anything else?'],
 ] as const;
 
-/** A fake OpenAI-compatible provider on loopback answering after `delayMs` (so that runs are in flight when a fault strikes). */
-export async function startAiProvider(delayMs: number): Promise<{ server: Server; url: string; requests: () => number; close(): Promise<void> }> {
-  let requests = 0;
-  const open = new Set<ServerResponse>();
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    req.resume();
-    req.on('end', () => {
-      requests += 1;
-      open.add(res);
-      setTimeout(() => {
-        open.delete(res);
-        res.writeHead(200, { 'Content-Type': 'application/json' });
-        res.end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: FAULT_SENDS[1][1] }, finish_reason: 'stop' }] }));
-      }, delayMs);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    server,
-    url: `http://127.0.0.1:${port}/v1`,
-    requests: () => requests,
-    close: async () => {
-      for (const res of open) res.destroy();
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
+/** The fake AI provider of the fault tests, answering the fault workflow's AI answer after `delayMs` (so that runs are in flight when a fault strikes). */
+export function startAiProvider(delayMs: number): Promise<FakeAiProvider> {
+  return startFakeAiProvider({ content: FAULT_SENDS[1][1], delayMs });
 }
 
 /** The worker environment that makes ai_response ask the fake provider. */
