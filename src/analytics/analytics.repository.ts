@@ -33,8 +33,9 @@ import {
  */
 
 /**
- * Every distinct-customer figure goes through here, so that the way distinct customers are
- * counted (exactly today; a sketch later) changes in one place.
+ * Every distinct-customer figure computed in SQL goes through here, so that the way distinct
+ * customers are counted changes in one place. (Engagement's active customers are the exception:
+ * unions of stored day sets, counted in src/analytics/engagement-days.ts.)
  */
 export function distinctCustomers(column: string, where?: string): string {
   return `(count(DISTINCT ${column})${where ? ` FILTER (WHERE ${where})` : ''})::int`;
