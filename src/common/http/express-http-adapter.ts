@@ -27,11 +27,11 @@ export class ExpressHttpAdapter extends ExpressAdapter {
     // The options that need more than a plain server keep Nest's own path.
     if (options?.httpsOptions || options?.return503OnClosing || options?.forceCloseConnections) return super.initHttpServer(options);
     const app = this.getInstance<Application & ExpressPrototypes>();
-    const Request = subclassInPlaceOf(IncomingMessage, app.request);
-    const Response = subclassInPlaceOf(ServerResponse, app.response);
-    app.request = Request.prototype;
-    app.response = Response.prototype;
-    this.httpServer = createServer({ IncomingMessage: Request, ServerResponse: Response }, app);
+    const AppRequest = subclassInPlaceOf(IncomingMessage, app.request);
+    const AppResponse = subclassInPlaceOf(ServerResponse, app.response);
+    app.request = AppRequest.prototype;
+    app.response = AppResponse.prototype;
+    this.httpServer = createServer({ IncomingMessage: AppRequest, ServerResponse: AppResponse }, app);
   }
 }
 
