@@ -2,7 +2,8 @@
 // rate limits ON (figures out of reach), measured from /proc/<pid>/stat over alternating autocannon runs:
 // steadier than req/s on a shared machine. With BEFORE_DIR=<dir holding dist/ and node_modules> a second
 // app of that build runs on the same database and Redis and is measured interleaved (A/B of two builds).
-// PROF=1 writes --cpu-prof profiles to /tmp/authprof. Usage (after npm run build):
+// PROF=1 writes --cpu-prof profiles to /tmp/authprof; ONLY=<text> keeps the rows whose name has it (ONLY=list).
+// Usage (after npm run build):
 //   BEFORE_DIR=/tmp/limits-before N=2000 ROUNDS=4 C=50 node bench/auth-cpu.mjs      (docs/PERFORMANCE.md)
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -47,7 +48,7 @@ try {
   const rows = [
     ...Object.entries(tokens).map(([name, token]) => ({ name: `by id, ${name}`, token, paths: ids.map((id) => `/v1/workflows/${id}`) })),
     { name: 'list ?limit=20, API key', token: ctx.apiKey, paths: ['/v1/workflows?limit=20'] },
-  ];
+  ].filter((row) => !process.env.ONLY || row.name.includes(process.env.ONLY));
   const N = Number(process.env.N ?? 2000);
   const ROUNDS = Number(process.env.ROUNDS ?? 4);
   const run = (url, row) =>

@@ -12,6 +12,7 @@ import { ErrorEnvelopeDto } from './common/http/api-docs.js';
 import { postProcessOpenApi } from './common/http/openapi/post-process.js';
 import { collectRouteFacts } from './common/http/openapi/routes.js';
 import { bodyMediaTypeMiddleware, JSON_MEDIA_TYPES, storableInputMiddleware, type BodyMediaRule } from './common/http/input-guard.middleware.js';
+import { ExpressHttpAdapter } from './common/http/express-http-adapter.js';
 import { middlewareChain } from './common/http/middleware-chain.js';
 import { HttpDrain } from './common/http/http-drain.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
@@ -39,7 +40,11 @@ export const BODY_MEDIA_RULES: readonly BodyMediaRule[] = [
 
 /** The HTTP application, configured identically for `npm start`, the e2e tests and the benchmarks. */
 export async function createHttpApp(config: AppConfig): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bufferLogs: true, bodyParser: false, rawBody: true });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), new ExpressHttpAdapter(), {
+    bufferLogs: true,
+    bodyParser: false,
+    rawBody: true,
+  });
   app.useLogger(app.get(AppLogger));
   app.disable('x-powered-by');
   // Express would hash every JSON body (SHA-1) to offer an ETag. API clients do not send

@@ -231,6 +231,36 @@ describe('workflows', () => {
         expect(res.body.error, JSON.stringify(query)).toMatchObject({ code: 'INVALID_REQUEST', field });
       }
     });
+
+    it('writes each item exactly as the by-id answer without its configuration, escapes and numbers as JSON.stringify does', async () => {
+      const own = await createOrganization(t);
+      const tricky = [
+        { name: 'Quote " backslash \\ slash / tab\tend', description: 'Line one\nline two\r\u0001\u001f\u007f' },
+        { name: 'Ünïcödé ✓ 😀 \u2028 sep', description: '' },
+        { name: 'No channel or description', channel: undefined, description: undefined },
+        { name: 'Counted', description: 'a success rate of one in three' },
+      ];
+      const created: string[] = [];
+      for (const body of tricky) created.push((await createWorkflow(t, own, body)).id);
+      await t.http.post(`/v1/workflows/${created[3]}/activate`).set(own.auth('read_write')).expect(200);
+      await t.http.post(`/v1/workflows/${created[3]}/deactivate`).set(own.auth('read_write')).expect(200);
+      // A success rate that is not a round number (1/3), and one of a single success in ten million.
+      const db = t.app.get(DataSource);
+      await db.query('UPDATE workflows SET execution_count = 3, success_count = 1, failure_count = 2 WHERE id = $1', [created[3]]);
+      await db.query('UPDATE workflows SET execution_count = 10000000, success_count = 1, failure_count = 9999999 WHERE id = $1', [created[0]]);
+      const res = await t.http.get('/v1/workflows').set(own.auth('read_only')).expect(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      // Byte for byte what JSON.stringify writes for the same value.
+      expect(res.text).toBe(JSON.stringify(res.body));
+      expect(res.body.data.map((w: { id: string }) => w.id)).toEqual([...created].reverse());
+      for (const item of res.body.data) {
+        const { configuration, ...summary } = (await t.http.get(`/v1/workflows/${item.id}`).set(own.auth('read_only')).expect(200)).body.data;
+        expect(configuration).toBeDefined();
+        expect(JSON.stringify(item)).toBe(JSON.stringify(summary));
+      }
+      expect(res.body.data.find((w: { id: string }) => w.id === created[3])).toMatchObject({ success_rate: 1 / 3, status: 'inactive' });
+      expect(res.body.data.find((w: { id: string }) => w.id === created[0])).toMatchObject({ success_rate: 1e-7 });
+    });
   });
 
   describe('GET /v1/workflows/{id}', () => {

@@ -1,6 +1,7 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { Writable } from 'node:stream';
+import express from 'express';
 import { pinoHttp } from 'pino-http';
 import { describe, expect, it } from 'vitest';
 import { pinoOptions } from './logger.options.js';
@@ -16,6 +17,7 @@ function logRequest(
   url: string,
   end: (res: ServerResponse, req: IncomingMessage & { log?: { warn(msg: string): void } }) => void,
   level: 'info' | 'warn' = 'info',
+  children: { made: number } = { made: 0 },
 ): Line[] {
   const chunks: string[] = [];
   const sink = new Writable({
@@ -25,7 +27,14 @@ function logRequest(
     },
   });
   const { logger } = pinoHttp(pinoOptions({ logLevel: level }), sink);
+  const child = logger.child.bind(logger);
+  logger.child = ((...args: Parameters<typeof logger.child>) => {
+    children.made++;
+    return child(...args);
+  }) as typeof logger.child;
   const req = new IncomingMessage(new Socket());
+  // As Express hands it to the middleware.
+  Object.setPrototypeOf(req, (express() as unknown as { request: object }).request);
   Object.assign(req, {
     id: 'req-1',
     method: 'GET',
@@ -94,5 +103,30 @@ describe('request log', () => {
       respond(200)(res);
     });
     expect(lines[0]).toMatchObject({ level: 40, msg: 'slow downstream', req: { id: 'req-1', method: 'GET', url: '/v1/workflows' } });
+  });
+
+  it('makes the request\'s logger only when something logs (pino serializes the request when it does)', () => {
+    const quiet = { made: 0 };
+    expect(logRequest('/v1/workflows', respond(200), 'warn', quiet)).toEqual([]);
+    expect(quiet.made).toBe(0);
+    const failed = { made: 0 };
+    expect(logRequest('/v1/workflows', respond(404), 'warn', failed)).toHaveLength(1);
+    expect(failed.made).toBe(1);
+    const used = { made: 0 };
+    logRequest('/v1/workflows', (res, req) => {
+      req.log?.warn('one');
+      req.log?.warn('two');
+      respond(200)(res);
+    }, 'warn', used);
+    expect(used.made).toBe(1);
+  });
+
+  it('gives a request that did not come through Express its logger at once', () => {
+    const chunks: string[] = [];
+    const { logger } = pinoHttp(pinoOptions({ logLevel: 'info' }), new Writable({ write: (c: Buffer, _e, done) => (chunks.push(c.toString()), done()) }));
+    const req = Object.assign(new IncomingMessage(new Socket()), { id: 'req-2', method: 'GET', url: '/x' });
+    requestLogMiddleware(logger)(req as never, new ServerResponse(req) as never, () => undefined);
+    (req as unknown as { log: { info(msg: string): void } }).log.info('hello');
+    expect(JSON.parse(chunks[0])).toMatchObject({ msg: 'hello', req: { id: 'req-2', method: 'GET', url: '/x' } });
   });
 });

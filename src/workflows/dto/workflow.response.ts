@@ -44,7 +44,11 @@ export class WorkflowDetailResponse extends WorkflowSummaryResponse {
   @ApiProperty({ type: WorkflowConfigurationResponse }) configuration: WorkflowConfiguration;
 
   static override from(w: Workflow): WorkflowDetailResponse {
-    return { ...WorkflowSummaryResponse.from(w), configuration: w.configuration };
+    // Not `{ ...summary, configuration }`: V8 gives an object spread's copy a hidden class of its
+    // own each time, and adding a property to it makes another (docs/PERFORMANCE.md, wt-read).
+    const detail = WorkflowSummaryResponse.from(w) as WorkflowDetailResponse;
+    detail.configuration = w.configuration;
+    return detail;
   }
 }
 
