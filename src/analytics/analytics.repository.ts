@@ -719,7 +719,7 @@ export interface RealtimeRow {
  */
 const REALTIME = new SqlStatement<RealtimeRow>(`
   WITH r AS MATERIALIZED (
-    SELECT we.workflow_id, COALESCE(we.channel, 'unknown') AS channel, count(*)::int AS n
+    SELECT we.workflow_id, we.channel, count(*)::int AS n
       FROM workflow_executions we
      WHERE we.organization_id = $1 AND we.status = 'running' AND ($2::uuid IS NULL OR we.workflow_id = $2)
        AND ($3::text IS NULL OR we.channel = $3)
@@ -748,7 +748,7 @@ const REALTIME = new SqlStatement<RealtimeRow>(`
      ORDER BY p.running DESC, p.messages DESC, w.id LIMIT 100
   ), channels AS (
     SELECT COALESCE(rc.channel, mc.channel) AS channel, COALESCE(rc.n, 0) AS running, COALESCE(mc.n, 0) AS messages
-      FROM (SELECT channel, sum(n)::int AS n FROM r GROUP BY 1) rc
+      FROM (SELECT COALESCE(channel, 'unknown') AS channel, sum(n)::int AS n FROM r GROUP BY 1) rc
       FULL JOIN (SELECT channel, sum(n)::int AS n FROM m GROUP BY 1) mc ON mc.channel = rc.channel
   )
   SELECT (SELECT COALESCE(sum(n), 0)::int FROM r) AS active_executions,
