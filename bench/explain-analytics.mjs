@@ -8,7 +8,8 @@ const server = (process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1
 const name = process.argv[2];
 if (!name) throw new Error('usage: node bench/explain-analytics.mjs <database-name> [statement-name-filter]');
 const only = process.argv[3];
-const { ANALYTICS_STATEMENTS: S, journeySplit, splitDays } = await import('../dist/src/analytics/analytics.repository.js');
+const { ANALYTICS_STATEMENTS: S, journeySplit, splitDays, workflowCountsValues } = await import('../dist/src/analytics/analytics.repository.js');
+const { splitPeriod: hourSplit } = await import('../dist/src/executions/metrics.repository.js');
 const { engagementDayPlan, planValues, ...E } = await import('../dist/src/analytics/engagement-days.js');
 const db = new pg.Client({ connectionString: `${server}/${name}` });
 await db.connect();
@@ -30,9 +31,16 @@ const cases = [
     const [a, b] = [days(n), end];
     const first = new Date(Math.ceil(a.getTime() / 3_600_000) * 3_600_000);
     const last = new Date(Math.floor(b.getTime() / 3_600_000) * 3_600_000);
-    return [`WORKFLOW_COUNTS ${n} days, day buckets, Europe/Berlin (rollups)`, S.WORKFLOW_COUNTS, [org, wf, a, first, last, b, first, last, 'Europe/Berlin', 'day', mid(n)]];
+    const split = { rawFrom: a, rawTo: first, rawFrom2: last, rawTo2: b, hoursFrom: first, hoursTo: last };
+    return [`WORKFLOW_COUNTS ${n} days, day buckets, Europe/Berlin (hour rollups)`, S.WORKFLOW_COUNTS, workflowCountsValues(org, wf, split, 'Europe/Berlin', 'day', mid(n))];
   }),
-  ['WORKFLOW_COUNTS 30 days, day buckets, Asia/Kolkata (raw rows)', S.WORKFLOW_COUNTS, [org, wf, days(30), days(30), days(30), end, days(30), days(30), 'Asia/Kolkata', 'day', mid(30)]],
+  // UTC (the default zone): the whole UTC days from the day rows, the day of the halves' split and the partial days' hours from the hour rows.
+  ...[[30, 'day'], [365, 'month']].map(([n, granularity]) => [
+    `WORKFLOW_COUNTS ${n} days, ${granularity} buckets, UTC (day rows + hour rollups)`, S.WORKFLOW_COUNTS,
+    workflowCountsValues(org, wf, hourSplit(days(n), end), 'UTC', granularity, new Date(Math.floor(mid(n).getTime() / 3_600_000) * 3_600_000)),
+  ]),
+  ['WORKFLOW_COUNTS 30 days, day buckets, Asia/Kolkata (raw rows)', S.WORKFLOW_COUNTS,
+    workflowCountsValues(org, wf, { rawFrom: days(30), rawTo: days(30), rawFrom2: days(30), rawTo2: end, hoursFrom: days(30), hoursTo: days(30) }, 'Asia/Kolkata', 'day', mid(30))],
   ['WORKFLOW_CUSTOMERS 30 days', S.WORKFLOW_CUSTOMERS, [org, wf, days(30), end, 'UTC', 'day']],
   ['WORKFLOW_CUSTOMERS 365 days', S.WORKFLOW_CUSTOMERS, [org, wf, days(365), end, 'UTC', 'day']],
   ['WORKFLOW_SATISFACTION 30 days (answer day rollup + at most half a day of answers at each end)', S.WORKFLOW_SATISFACTION, [org, wf, ...daySplit(days(30), end)]],

@@ -22,7 +22,8 @@ import { AnswersIndexOnly1768600000000 } from './1768600000000-AnswersIndexOnly.
 import { AnswerDays1769100000000 } from './1769100000000-AnswerDays.js';
 import { ExecutionRetries1769300000000 } from './1769300000000-ExecutionRetries.js';
 import { WorkflowMessageTriggers1769600000000 } from './1769600000000-WorkflowMessageTriggers.js';
-import { EngagementDaySets1769700000000 } from './1769700000000-EngagementDaySets.js';
+import { RunningByWorkflow1769700000000 } from './1769700000000-RunningByWorkflow.js';
+import { EngagementDaySets1769800000000 } from './1769800000000-EngagementDaySets.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -47,5 +48,6 @@ export const MIGRATIONS = [
   AnswerDays1769100000000,
   ExecutionRetries1769300000000,
   WorkflowMessageTriggers1769600000000,
-  EngagementDaySets1769700000000,
+  RunningByWorkflow1769700000000,
+  EngagementDaySets1769800000000,
 ];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { journeySplit, rawJourneySplit, splitDays } from './analytics.repository.js';
+import { countDays, journeySplit, rawJourneySplit, splitDays, workflowCountsValues } from './analytics.repository.js';
+import { splitPeriod as hourSplit } from '../executions/metrics.repository.js';
 
 const d = (iso: string) => new Date(iso);
 
@@ -87,5 +88,41 @@ describe('journeySplit: whole UTC days from the rollups, at most half a day of r
     expect(within).toEqual(rawJourneySplit(at('2025-03-03T10:00:00.000Z'), at('2025-03-03T15:00:00.000Z')));
     expect(within.ranges[0]).toEqual({ from: '2025-03-03T10:00:00.000000Z', to: '2025-03-03T15:00:00.000001Z', sign: 1 });
     expect(within.daysFrom).toBe(within.daysTo);
+  });
+});
+
+describe('countDays (the whole UTC days WORKFLOW_COUNTS reads from day rows)', () => {
+  const at = (x: { firstFrom: Date; firstTo: Date; secondFrom: Date; secondTo: Date }) => [x.firstFrom, x.firstTo, x.secondFrom, x.secondTo].map((t) => t.toISOString());
+
+  it('whole days inside the rollup hours, less the day holding the halves\' split', () => {
+    const split = hourSplit(d('2026-10-27T19:42:10.123Z'), d('2026-11-26T19:42:10.122Z'));
+    expect(at(countDays(split, d('2026-11-11T19:00:00.000Z')))).toEqual([
+      '2026-10-28T00:00:00.000Z', '2026-11-11T00:00:00.000Z', '2026-11-12T00:00:00.000Z', '2026-11-26T00:00:00.000Z',
+    ]);
+    // A split at midnight leaves no day to the hours.
+    expect(at(countDays(split, d('2026-11-11T00:00:00.000Z')))).toEqual([
+      '2026-10-28T00:00:00.000Z', '2026-11-11T00:00:00.000Z', '2026-11-11T00:00:00.000Z', '2026-11-26T00:00:00.000Z',
+    ]);
+  });
+
+  it('no whole day: nothing from day rows (every range empty at the hours\' end)', () => {
+    const split = hourSplit(d('2026-11-25T05:30:00.000Z'), d('2026-11-26T04:00:00.000Z'));
+    expect(at(countDays(split, d('2026-11-25T16:00:00.000Z')))).toEqual(Array(4).fill('2026-11-26T04:00:00.000Z'));
+  });
+
+  it('a split outside the whole days puts them all in one half', () => {
+    const split = hourSplit(d('2026-11-23T20:00:00.000Z'), d('2026-11-26T01:00:00.000Z'));
+    expect(at(countDays(split, d('2026-11-23T22:00:00.000Z')))).toEqual([
+      '2026-11-24T00:00:00.000Z', '2026-11-24T00:00:00.000Z', '2026-11-24T00:00:00.000Z', '2026-11-26T00:00:00.000Z',
+    ]);
+  });
+
+  it('day rows only in UTC at day, week or month granularity', () => {
+    const split = hourSplit(d('2026-10-27T19:42:10.123Z'), d('2026-11-26T19:42:10.122Z'));
+    const days = (tz: string, granularity: string) => (workflowCountsValues('o', 'w', split, tz, granularity, d('2026-11-11T19:00:00.000Z')) as Date[]).slice(11);
+    expect(days('UTC', 'week')[0]).toEqual(d('2026-10-28T00:00:00.000Z'));
+    for (const [tz, granularity] of [['UTC', 'hour'], ['Europe/Berlin', 'day']]) {
+      expect(new Set(days(tz, granularity).map((t) => t.getTime()))).toEqual(new Set([split.hoursTo.getTime()]));
+    }
   });
 });

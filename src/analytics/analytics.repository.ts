@@ -93,6 +93,49 @@ export interface GroupRow {
   unique_customers: number;
 }
 
+const DAY_MS = 86_400_000;
+
+/** Whole UTC days of WORKFLOW_COUNTS' rollup hours: `[firstFrom, firstTo)` and `[secondFrom, secondTo)`; empty as `[x, x)`. */
+export interface CountDays {
+  firstFrom: Date;
+  firstTo: Date;
+  secondFrom: Date;
+  secondTo: Date;
+}
+
+/** No day rows: every whole hour from the hour rows. */
+function noCountDays(split: HourSplit): CountDays {
+  return { firstFrom: split.hoursTo, firstTo: split.hoursTo, secondFrom: split.hoursTo, secondTo: split.hoursTo };
+}
+
+/**
+ * The whole UTC days inside the rollup hours `[hoursFrom, hoursTo)`, less the day holding the
+ * halves' split `middle` (unless it falls on a midnight), so that every day row lies wholly in one
+ * half; the hours outside these days stay hour rows. Ranges are ordered and never overlap:
+ * hoursFrom <= firstFrom <= firstTo <= secondFrom <= secondTo <= hoursTo.
+ */
+export function countDays(split: HourSplit, middle: Date): CountDays {
+  const from = Math.ceil(split.hoursFrom.getTime() / DAY_MS) * DAY_MS;
+  const to = Math.floor(split.hoursTo.getTime() / DAY_MS) * DAY_MS;
+  if (from >= to) return noCountDays(split);
+  const clamp = (ms: number) => new Date(Math.min(to, Math.max(from, ms)));
+  return {
+    firstFrom: new Date(from),
+    firstTo: clamp(Math.floor(middle.getTime() / DAY_MS) * DAY_MS),
+    secondFrom: clamp(Math.ceil(middle.getTime() / DAY_MS) * DAY_MS),
+    secondTo: new Date(to),
+  };
+}
+
+/** WORKFLOW_COUNTS' values: day rows in UTC at day, week or month granularity (a UTC day lies in one bucket), else none. */
+export function workflowCountsValues(org: string, workflowId: string, split: HourSplit, tz: string, granularity: string, middle: Date): unknown[] {
+  const d = tz === 'UTC' && granularity !== 'hour' ? countDays(split, middle) : noCountDays(split);
+  return [
+    org, workflowId, split.rawFrom, split.rawTo, split.rawFrom2, split.rawTo2, split.hoursFrom, split.hoursTo, tz, granularity, middle,
+    d.firstFrom, d.firstTo, d.secondFrom, d.secondTo,
+  ];
+}
+
 /**
  * Counts, durations and messages of one workflow per local bucket (`$10` granularity in zone
  * `$9`), per channel, per half of the period (split at `$11`, an hour boundary) and overall: the
@@ -100,6 +143,12 @@ export interface GroupRow {
  * and `[$5, $6]`, the partial hours at the ends — from the executions. For a zone whose offset is
  * not whole hours the caller passes no rollup hours and the whole period as raw rows: a UTC hour
  * can then straddle two local buckets. Same arithmetic either way (a test compares them).
+ *
+ * Of those whole hours, the whole UTC days `[$12, $13)` and `[$14, $15)` (`countDays`: in UTC at
+ * day, week or month granularity, the days before and after the one holding `$11`) are read from
+ * the executions module's day rows (workflow_execution_days, the sums of the same hour rows, as
+ * workflow metrics and `/performance` read them): a year is ~1,100 day rows instead of ~26,000
+ * hour rows, each bucketed and grouped four ways.
  */
 const WORKFLOW_COUNTS = new SqlStatement<GroupRow>(`
   WITH edge AS MATERIALIZED (
@@ -123,7 +172,19 @@ const WORKFLOW_COUNTS = new SqlStatement<GroupRow>(`
     UNION ALL
     SELECT h.hour, h.channel, h.executions, h.successful, h.failed, h.duration_sum, h.messages_sent, h.messages_received
       FROM workflow_execution_hours h
-     WHERE h.workflow_id = $2 AND h.organization_id = $1 AND h.hour >= $7 AND h.hour < $8
+     WHERE h.workflow_id = $2 AND h.organization_id = $1 AND h.hour >= $7 AND h.hour < $12
+    UNION ALL
+    SELECT h.hour, h.channel, h.executions, h.successful, h.failed, h.duration_sum, h.messages_sent, h.messages_received
+      FROM workflow_execution_hours h
+     WHERE h.workflow_id = $2 AND h.organization_id = $1 AND h.hour >= $13 AND h.hour < $14
+    UNION ALL
+    SELECT h.hour, h.channel, h.executions, h.successful, h.failed, h.duration_sum, h.messages_sent, h.messages_received
+      FROM workflow_execution_hours h
+     WHERE h.workflow_id = $2 AND h.organization_id = $1 AND h.hour >= $15 AND h.hour < $8
+    UNION ALL
+    SELECT d.day, d.channel, d.executions, d.successful, d.failed, d.duration_sum, d.messages_sent, d.messages_received
+      FROM workflow_execution_days d
+     WHERE d.workflow_id = $2 AND d.organization_id = $1 AND (d.day >= $12 AND d.day < $13 OR d.day >= $14 AND d.day < $15)
   ), f AS (
     SELECT facts.*, to_char(date_trunc($10, at AT TIME ZONE $9), 'YYYY-MM-DD"T"HH24:MI:SS') AS bucket,
            CASE WHEN at < $11 THEN '1' ELSE '2' END AS half
@@ -823,7 +884,7 @@ export interface RealtimeRow {
  */
 const REALTIME = new SqlStatement<RealtimeRow>(`
   WITH r AS MATERIALIZED (
-    SELECT we.workflow_id, COALESCE(we.channel, 'unknown') AS channel, count(*)::int AS n
+    SELECT we.workflow_id, we.channel, count(*)::int AS n
       FROM workflow_executions we
      WHERE we.organization_id = $1 AND we.status = 'running' AND ($2::uuid IS NULL OR we.workflow_id = $2)
        AND ($3::text IS NULL OR we.channel = $3)
@@ -852,7 +913,7 @@ const REALTIME = new SqlStatement<RealtimeRow>(`
      ORDER BY p.running DESC, p.messages DESC, w.id LIMIT 100
   ), channels AS (
     SELECT COALESCE(rc.channel, mc.channel) AS channel, COALESCE(rc.n, 0) AS running, COALESCE(mc.n, 0) AS messages
-      FROM (SELECT channel, sum(n)::int AS n FROM r GROUP BY 1) rc
+      FROM (SELECT COALESCE(channel, 'unknown') AS channel, sum(n)::int AS n FROM r GROUP BY 1) rc
       FULL JOIN (SELECT channel, sum(n)::int AS n FROM m GROUP BY 1) mc ON mc.channel = rc.channel
   )
   SELECT (SELECT COALESCE(sum(n), 0)::int FROM r) AS active_executions,
@@ -882,9 +943,7 @@ export class AnalyticsRepository {
 
   /** `split`: which part of the period the rollups serve (none for zones with offsets that are not whole hours). */
   workflowCounts(org: string, workflowId: string, split: HourSplit, tz: string, granularity: string, middle: Date): Promise<GroupRow[]> {
-    return WORKFLOW_COUNTS.run(this.dataSource, [
-      org, workflowId, split.rawFrom, split.rawTo, split.rawFrom2, split.rawTo2, split.hoursFrom, split.hoursTo, tz, granularity, middle,
-    ]);
+    return WORKFLOW_COUNTS.run(this.dataSource, workflowCountsValues(org, workflowId, split, tz, granularity, middle));
   }
 
   workflowCustomers(org: string, workflowId: string, start: Date, end: Date, tz: string, granularity: string) {

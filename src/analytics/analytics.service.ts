@@ -37,12 +37,18 @@ import type {
   WorkflowAnalyticsResponse,
   WorkflowSummaryAnalytics,
 } from './dto/analytics.response.js';
-import { SystemReadings } from './system-readings.js';
+import { RecentReading, SystemReadings } from './system-readings.js';
 import { isoTime } from '../common/iso-time.js';
 
 const HOUR_MS = 3_600_000;
 /** Jobs waiting in the execution queue beyond which the system is `degraded`. */
 export const QUEUE_BACKLOG_THRESHOLD = 1000;
+/**
+ * How old a system-health check realtime may report: requests within a second share one check
+ * (readiness's database and Redis checks, then the queue's length) instead of making three round
+ * trips each (docs/DECISIONS.md "Realtime: shared health check, running duration totals").
+ */
+export const SYSTEM_HEALTH_MAX_AGE_MS = 1000;
 const TIMEOUT_REASON = 'no reply before the conversation expired';
 const REASON_TEXT: Record<string, string> = { CONVERSATION_TIMEOUT: TIMEOUT_REASON };
 
@@ -97,6 +103,7 @@ export class AnalyticsService {
   private readonly repository: AnalyticsRepository;
   private zones?: Promise<Map<string, string>>;
   private readonly readings = new SystemReadings();
+  private readonly recentHealth = new RecentReading(() => this.systemHealth(), SYSTEM_HEALTH_MAX_AGE_MS);
 
   constructor(
     @InjectDataSource() dataSource: DataSource,
@@ -343,11 +350,10 @@ export class AnalyticsService {
   async realtime(org: string, query: RealtimeQuery, now = new Date()): Promise<RealtimeResponse> {
     await this.timezone(query.timezone);
     const includeSystem = query.include_system ?? true;
-    const [data, activeWorkflows, health, apiTime] = await Promise.all([
+    const [data, activeWorkflows, health] = await Promise.all([
       this.repository.realtime(org, query.workflow_id ?? null, query.channel ?? null, now),
       this.workflows.countActive(org, query.workflow_id),
-      this.systemHealth(),
-      includeSystem ? this.readings.apiResponseTimeMs() : Promise.resolve(null),
+      this.recentHealth.get(),
     ]);
     const response: RealtimeResponse = {
       timestamp: isoTime(now),
@@ -362,7 +368,7 @@ export class AnalyticsService {
       channel_metrics: Object.fromEntries(data.channels.map((c) => [c.channel, { active_conversations: c.active_conversations, messages_in_last_hour: c.messages_in_last_hour }])),
     };
     if (includeSystem) {
-      response.system_metrics = { cpu_usage: this.readings.cpuUsage(), memory_usage: this.readings.memoryUsage(), api_response_time_ms: apiTime };
+      response.system_metrics = { cpu_usage: this.readings.cpuUsage(), memory_usage: this.readings.memoryUsage(), api_response_time_ms: this.readings.apiResponseTimeMs() };
     }
     return response;
   }

@@ -66,6 +66,49 @@ describe('CustomerUnion', () => {
     expect(mixed.toSketch().equals(whole.toSketch())).toBe(true);
   }, 60_000);
 
+  it('hashes as 8-byte big-endian values (int8send) count as addHash of each, exact or dense, repeats once', () => {
+    const bytes = (from: number, to: number) => {
+      const out = Buffer.alloc(8 * (to - from));
+      for (let i = from; i < to; i++) out.writeBigInt64BE(BigInt(hash(i)), 8 * (i - from));
+      return out;
+    };
+    const exact = new CustomerUnion();
+    exact.addHashes(bytes(0, 1000));
+    exact.addHashes(bytes(500, 1500));
+    expect(exact.count()).toBe(1500);
+    expect(exact.toSketch().equals(unionOf(0, 1500).toSketch())).toBe(true);
+
+    const dense = new CustomerUnion();
+    dense.addSketch(unionOf(0, 4000).toSketch());
+    dense.addHashes(bytes(3000, 12000));
+    const whole = new CustomerUnion();
+    whole.addSketch(unionOf(0, 12000).toSketch());
+    expect(dense.toSketch().equals(whole.toSketch())).toBe(true);
+    expect(() => new CustomerUnion().addHashes(Buffer.alloc(7))).toThrow();
+  }, 60_000);
+
+  it('merges dense registers as the byte-wise maximum (four registers at a time)', () => {
+    let seed = 42;
+    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8) % 52; // register values 0..51
+    const dense = () => {
+      const s = Buffer.alloc(1 + REGISTERS);
+      s[0] = 2;
+      for (let i = 1; i <= REGISTERS; i++) s[i] = random();
+      return s;
+    };
+    const [a, b, c] = [dense(), dense(), dense()];
+    const u = new CustomerUnion();
+    u.addSketch(a);
+    u.addSketch(b);
+    const other = new CustomerUnion();
+    other.addSketch(c);
+    u.addUnion(other);
+    const expected = Buffer.alloc(1 + REGISTERS);
+    expected[0] = 2;
+    for (let i = 1; i <= REGISTERS; i++) expected[i] = Math.max(a[i], b[i], c[i]);
+    expect(u.toSketch().equals(expected)).toBe(true);
+  });
+
   it('refuses bytes that are no sketch', () => {
     expect(() => new CustomerUnion().addSketch(Buffer.from([2, 1, 2]))).toThrow();
     expect(() => new CustomerUnion().addSketch(Buffer.from([7]))).toThrow();

@@ -6,6 +6,7 @@ import { SqlStatement } from '../database/sql-statement.js';
 import { msDate, splitPeriod as splitUnits } from '../common/period-split.js';
 import { foldSpans, TRIGGER_SKETCHES, WORKFLOW_SKETCHES, type Query, type SketchTables, type Span } from './customer-days.js';
 import { CustomerUnion } from './customer-sketch.js';
+import { SketchCache, type HeldSketch } from './sketch-cache.js';
 
 /** Channel key of executions that carry none, so that the breakdown adds up to the total. */
 export const UNKNOWN_CHANNEL = 'unknown';
@@ -41,13 +42,18 @@ interface RawRow extends SummaryRow {
    */
   day: Date | null;
   covered: boolean | null;
+  /** Null too while the caller holds the span's sketch at this checksum (`$14..$17`). */
   sketch: Buffer | null;
-  /** `hashes`: the bucket's customers outside whole days, hashed. */
-  hashes: string[] | null;
+  /** `day` and `month`: the span's customer checksum now (bigint as text). */
+  checksum: string | null;
+  /** `hashes`: the bucket's customers outside whole days, hashed: 8 big-endian bytes each, repeats possible. */
+  hashes: Buffer | null;
 }
 
 const EMPTY: SummaryRow = { executions: 0, successful: 0, failed: 0, success_rate: null, average_duration_ms: null, unique_customers: 0 };
 const DAY_MS = 86_400_000;
+/** Stored sketches a process keeps (at most 16 KiB each: 16 MiB in all), about 35 parents' 30 days. */
+export const SKETCH_CACHE_ENTRIES = 1024;
 
 /**
  * How a period is read (src/common/period-split.ts, way `inside`, in hours): the whole UTC hours
@@ -91,7 +97,9 @@ interface Source {
  * UTC month `[$12, $13)` its stored sketch; per other whole day its stored sketch (per day of a whole
  * month only its count, at `day` granularity, for its bucket); both returned only while their
  * checksum equals the one their day rows add up to now (else the count is null and the caller folds
- * them anew); per bucket, the hashed customers of the other hours (exact sets) and of the edges.
+ * them anew); per bucket, the hashed customers of the other hours (exact sets) and of the edges, as
+ * 8-byte `int8send` values in one bytea (repeats are left to the union, which counts each once:
+ * no sort in the statement, no text to parse in the service).
  * `$1` parent, `$2` organization, `$9` granularity.
  */
 function summarySql(s: Source): string {
@@ -107,7 +115,11 @@ function summarySql(s: Source): string {
     : '';
   const edgeMessages = s.messages ? `COALESCE(m.sent, 0) AS sent, COALESCE(m.received, 0) AS received` : '0 AS sent, 0 AS received';
   const hourMessages = s.messages ? `h.messages_sent, h.messages_received` : '0, 0';
-  const none = `NULL::timestamptz AS day, NULL::boolean AS covered, NULL::bytea AS sketch, NULL::text[] AS hashes`;
+  const none = `NULL::timestamptz AS day, NULL::boolean AS covered, NULL::bytea AS sketch, NULL::text AS checksum, NULL::bytea AS hashes`;
+  // The sketches the caller already holds at these checksums: days `$14, $15`, months `$16, $17`.
+  const held = (span: 'day' | 'month', start: string, checksum: string) =>
+    `EXISTS (SELECT 1 FROM unnest(${span === 'day' ? '$14::timestamptz[], $15::bigint[]' : '$16::timestamptz[], $17::bigint[]'}) AS held(start, checksum)
+              WHERE held.start = ${start} AND held.checksum = ${checksum})`;
   return `
   WITH edge AS MATERIALIZED (${s.edges})${messages},
   day_rows AS MATERIALIZED (${s.days}),
@@ -146,16 +158,18 @@ function summarySql(s: Source): string {
   UNION ALL
   SELECT 'day', 0, 1, ${bucket('d.day')} AT TIME ZONE 'UTC', NULL, 0, 0, 0, NULL, NULL,
          CASE WHEN s.checksum = d.checksum THEN s.customers END, 0, 0, d.day, d.covered,
-         CASE WHEN s.checksum = d.checksum AND NOT d.covered THEN s.sketch END, NULL
+         CASE WHEN s.checksum = d.checksum AND NOT d.covered AND NOT ${held('day', 'd.day', 'd.checksum')} THEN s.sketch END,
+         d.checksum::text, NULL
     FROM days d LEFT JOIN (${s.sketches}) s ON s.span = 'day' AND s.start = d.day
    -- A day of a whole month only counts on its own, as a bucket.
    WHERE NOT d.covered OR $9 = 'day'
   UNION ALL
   SELECT 'month', 0, 1, ${bucket('m.month')} AT TIME ZONE 'UTC', NULL, 0, 0, 0, NULL, NULL,
-         CASE WHEN s.checksum = m.checksum THEN s.customers END, 0, 0, m.month, NULL, CASE WHEN s.checksum = m.checksum THEN s.sketch END, NULL
+         CASE WHEN s.checksum = m.checksum THEN s.customers END, 0, 0, m.month, NULL,
+         CASE WHEN s.checksum = m.checksum AND NOT ${held('month', 'm.month', 'm.checksum')} THEN s.sketch END, m.checksum::text, NULL
     FROM months m LEFT JOIN (${s.sketches}) s ON s.span = 'month' AND s.start = m.month
   UNION ALL
-  SELECT 'hashes', 0, 1, bucket AT TIME ZONE 'UTC', NULL, 0, 0, 0, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, array_agg(DISTINCT hash)::text[]
+  SELECT 'hashes', 0, 1, bucket AT TIME ZONE 'UTC', NULL, 0, 0, 0, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, string_agg(int8send(hash), ''::bytea)
     FROM hashed GROUP BY bucket`;
 }
 
@@ -242,11 +256,31 @@ export function wholeSpans(s: PeriodSplit, granularity: Period['granularity']): 
   };
 }
 
-/** The values a summary statement binds for a period. */
-export function summaryValues(id: string, organizationId: string, period: Period): unknown[] {
+/** The sketches of day and month spans the caller holds, by start (ms). */
+export interface HeldSpans {
+  day: Map<number, HeldSketch>;
+  month: Map<number, HeldSketch>;
+}
+
+const NONE_HELD: HeldSpans = { day: new Map(), month: new Map() };
+
+/** The values a summary statement binds for a period (and the spans whose sketches the caller holds). */
+export function summaryValues(id: string, organizationId: string, period: Period, held: HeldSpans = NONE_HELD): unknown[] {
   const s = splitPeriod(period.start, period.end);
   const w = wholeSpans(s, period.granularity);
-  return [id, organizationId, s.rawFrom, s.rawTo, s.rawFrom2, s.rawTo2, s.hoursFrom, s.hoursTo, period.granularity, w.daysFrom, w.daysTo, w.monthsFrom, w.monthsTo];
+  const starts = (m: Map<number, HeldSketch>) => [...m.keys()].map((ms) => new Date(ms));
+  const checksums = (m: Map<number, HeldSketch>) => [...m.values()].map((h) => h.checksum);
+  return [
+    id, organizationId, s.rawFrom, s.rawTo, s.rawFrom2, s.rawTo2, s.hoursFrom, s.hoursTo, period.granularity, w.daysFrom, w.daysTo, w.monthsFrom, w.monthsTo,
+    starts(held.day), checksums(held.day), starts(held.month), checksums(held.month),
+  ];
+}
+
+/** The starts of the whole UTC days `[from, to)`, or of the UTC months `[from, to)` (from a month's first). */
+function spanStarts(span: Span, from: Date, to: Date): Date[] {
+  const starts: Date[] = [];
+  for (let d = from; d < to; d = span === 'day' ? new Date(d.getTime() + DAY_MS) : monthStart(d, 1)) starts.push(d);
+  return starts;
 }
 
 /** A day or month of distinct customers: its count, and its sketch (none for a day of a whole month). */
@@ -274,6 +308,7 @@ function addPart(union: CustomerUnion, part: Part): void {
  */
 export class ExecutionMetricsRepository {
   private readonly query: Query;
+  private readonly sketches = new SketchCache(SKETCH_CACHE_ENTRIES);
 
   constructor(private readonly dataSource: DataSource) {
     this.query = async (sql, values) => (await ((dataSource.driver as PostgresDriver).master as Pool).query(sql, values)).rows;
@@ -288,11 +323,16 @@ export class ExecutionMetricsRepository {
   }
 
   private async summarise(statement: SqlStatement<RawRow>, tables: SketchTables, organizationId: string, id: string, period: Period): Promise<ExecutionSummary> {
-    const rows = await statement.run(this.dataSource, summaryValues(id, organizationId, period));
+    const w = wholeSpans(splitPeriod(period.start, period.end), period.granularity);
+    const held: HeldSpans = {
+      day: this.sketches.held(tables.sketches, id, 'day', spanStarts('day', w.daysFrom, w.daysTo)),
+      month: this.sketches.held(tables.sketches, id, 'month', spanStarts('month', w.monthsFrom, w.monthsTo)),
+    };
+    const rows = await statement.run(this.dataSource, summaryValues(id, organizationId, period, held));
     const summary: ExecutionSummary = { totals: { ...EMPTY }, channels: {}, buckets: [] };
     // Per bucket, its parts (a bucket of one span alone takes that span's stored count); overall,
     // every part but the days of whole months, which their months cover.
-    const buckets = new Map<number, { spans: Part[]; hashes: string[] }>();
+    const buckets = new Map<number, { spans: Part[]; hashes: Buffer[] }>();
     const partsOf = (bucket: Date) => {
       let p = buckets.get(bucket.getTime());
       if (!p) buckets.set(bucket.getTime(), (p = { spans: [], hashes: [] }));
@@ -300,8 +340,15 @@ export class ExecutionMetricsRepository {
     };
     const overall: Part[] = [];
     const stale: Record<Span, { start: Date; place: (p: Part) => void }[]> = { day: [], month: [] };
-    for (const { kind, all_buckets, all_channels, bucket, channel, day, covered, sketch, hashes, ...figures } of rows) {
+    for (const { kind, all_buckets, all_channels, bucket, channel, day, covered, sketch: sent, checksum, hashes, ...figures } of rows) {
       if (kind === 'day' || kind === 'month') {
+        // Left out by the statement while this process holds it at the span's checksum now.
+        let sketch = sent;
+        if (sent) this.sketches.remember(tables.sketches, id, kind, day as Date, { checksum: checksum as string, sketch: sent });
+        else if (!covered) {
+          const mine = held[kind].get((day as Date).getTime());
+          if (mine && mine.checksum === checksum) sketch = mine.sketch;
+        }
         // A month is a bucket of its own at month granularity only.
         const inBucket = kind === 'day' || period.granularity === 'month';
         const place = (part: Part) => {
@@ -313,7 +360,7 @@ export class ExecutionMetricsRepository {
         continue;
       }
       if (kind === 'hashes') {
-        partsOf(bucket as Date).hashes.push(...(hashes as string[]));
+        partsOf(bucket as Date).hashes.push(hashes as Buffer);
         continue;
       }
       if (all_buckets === 1 && all_channels === 1) summary.totals = figures;
@@ -328,13 +375,13 @@ export class ExecutionMetricsRepository {
     for (const part of overall) addPart(all, part);
     const customers = new Map<number, number>();
     for (const [time, p] of buckets) {
-      for (const h of p.hashes) all.addHash(h);
+      for (const h of p.hashes) all.addHashes(h);
       if (p.spans.length === 1 && p.hashes.length === 0) {
         customers.set(time, p.spans[0].customers);
         continue;
       }
       const union = new CustomerUnion();
-      for (const h of p.hashes) union.addHash(h);
+      for (const h of p.hashes) union.addHashes(h);
       for (const part of p.spans) addPart(union, part);
       customers.set(time, union.count());
     }

@@ -15,8 +15,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * (the truth) and stored. The write path never touches this table. Nothing to backfill: the first
  * request of a period folds its days.
  */
-export class EngagementDaySets1769700000000 implements MigrationInterface {
-  name = 'EngagementDaySets1769700000000';
+export class EngagementDaySets1769800000000 implements MigrationInterface {
+  name = 'EngagementDaySets1769800000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
