@@ -116,12 +116,19 @@ export function toAnswer(status: number, headers: { get(name: string): string | 
 /** Per execution: status, and how many times each node sent (messages and message.sent events) and ran (steps). */
 export async function executionOutcomes(db: DataSource, ids: string[]) {
   return (await db.query(
-    `SELECT e.id, e.status,
+    // The events are counted in one pass over outbox_events (no index on the execution in their data):
+    // a count per execution made one scan of the shared test database's whole outbox per execution.
+    `WITH events AS (
+       SELECT o.data->>'execution_id' AS execution_id, count(*)::int AS n FROM outbox_events o
+        WHERE o.type = 'message.sent' AND o.data->>'execution_id' = ANY ($1::text[]) GROUP BY 1
+     )
+     SELECT e.id, e.status,
             (SELECT json_agg(json_build_array(m.node_id, m.content) ORDER BY m.created_at, m.id) FROM messages m
               WHERE m.execution_id = e.id AND m.direction = 'outbound') AS sent,
-            (SELECT count(*)::int FROM outbox_events o WHERE o.type = 'message.sent' AND o.data->>'execution_id' = e.id::text) AS sent_events,
+            COALESCE(ev.n, 0) AS sent_events,
             (SELECT count(*)::int FROM execution_steps s WHERE s.execution_id = e.id) AS steps
-       FROM workflow_executions e WHERE e.id = ANY ($1::uuid[])`,
+       FROM workflow_executions e LEFT JOIN events ev ON ev.execution_id = e.id::text
+      WHERE e.id = ANY ($1::uuid[])`,
     [ids],
   )) as { id: string; status: string; sent: [string, string][] | null; sent_events: number; steps: number }[];
 }
