@@ -59,6 +59,12 @@ Reflect.decorate(
   BaselineModule,
 );
 
-const app = await NestFactory.create(BaselineModule, { logger: ['error', 'warn'] });
+// BASELINE_EXPRESS_PROTOTYPES=1: the service's Express adapter (a reference row of workflows-read, built by `npm run bench`).
+const adapter = process.env.BASELINE_EXPRESS_PROTOTYPES === '1'
+  ? new (await import('../../dist/src/common/http/express-http-adapter.js')).ExpressHttpAdapter()
+  : undefined;
+const app = adapter
+  ? await NestFactory.create(BaselineModule, adapter, { logger: ['error', 'warn'] })
+  : await NestFactory.create(BaselineModule, { logger: ['error', 'warn'] });
 app.enableShutdownHooks();
 await app.listen(Number(process.env.PORT ?? 3999), '127.0.0.1');

@@ -10,4 +10,13 @@ export const BASELINES = {
     /** Request paths for the given workflow ids. */
     paths: ({ workflowIds }) => workflowIds.map((id) => `/baseline/workflows/${id}`),
   },
+  // The same app with the service's ExpressHttpAdapter (requests and responses made with Express's prototypes,
+  // docs/PERFORMANCE.md wt-read): a reference row only, never what a target's ratio is taken against.
+  'nest-pg-workflow-by-id-express-prototypes': {
+    description: 'the bare baseline with requests made with Express\'s prototypes (the service\'s ExpressHttpAdapter)',
+    script: fileURLToPath(new URL('../baseline/server.mjs', import.meta.url)),
+    env: { BASELINE_EXPRESS_PROTOTYPES: '1' },
+    readyPath: '/baseline/health',
+    paths: ({ workflowIds }) => workflowIds.map((id) => `/baseline/workflows/${id}`),
+  },
 };

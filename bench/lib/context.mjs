@@ -71,7 +71,7 @@ export class BenchContext {
     const baseline = BASELINES[name];
     if (!baseline) throw new Error(`unknown baseline ${name}`);
     const port = await freePort();
-    const child = new ChildProcess(`baseline ${name}`, baseline.script, { cwd: ROOT, env: this.childEnv({ PORT: String(port) }) });
+    const child = new ChildProcess(`baseline ${name}`, baseline.script, { cwd: ROOT, env: this.childEnv({ ...baseline.env, PORT: String(port) }) });
     this.children.push(child);
     const url = `http://127.0.0.1:${port}`;
     await child.waitForHttp(`${url}${baseline.readyPath}`, 30_000);

@@ -7,6 +7,7 @@ import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { obtainOAuthToken } from '../lib/oauth-token.mjs';
 
 const BASELINE = 'nest-pg-workflow-by-id';
+const PROTOTYPES_BASELINE = 'nest-pg-workflow-by-id-express-prototypes';
 const BY_ID_TARGET_RATIO = 0.75;
 const LIST_TARGET_RATIO = 0.6;
 /** The credential rows' requests/s may differ by at most this fraction of the best of them. */
@@ -96,12 +97,17 @@ export default {
     const page = JSON.parse(await ctx.expectStatus(`${app.url}/v1/workflows?limit=20`, 200, credentials[0].headers));
     if (page?.data?.length !== Math.min(20, workflowIds.length)) throw new Error(`GET /v1/workflows?limit=20 returned ${page?.data?.length} items`);
 
+    // A reference, not a target: the bare baseline given the service's hidden-class fix (ExpressHttpAdapter).
+    const prototypes = await ctx.startBaseline(PROTOTYPES_BASELINE);
     const [baseline, ...measured] = await ctx.measureAgainstBaseline(BASELINE, { workflowIds }, [
       ...credentials.map((c) => ({ url: app.url, headers: c.headers, paths: byIdPaths })),
       { url: `${app.url}/v1/workflows?limit=20`, headers: credentials[0].headers },
       { url: unlimited.url, headers: credentials[0].headers, paths: byIdPaths },
+      { url: prototypes.url, paths: prototypes.baseline.paths({ workflowIds }) },
     ]);
     await unlimited.process.stop();
+    await prototypes.process.stop();
+    const reference = measured[credentials.length + 2];
     const byId = measured.slice(0, credentials.length);
     const list = measured[credentials.length];
     const withoutLimits = measured[credentials.length + 1];
@@ -125,6 +131,12 @@ export default {
         measurement: withoutLimits,
         baseline,
         note: `limits on cost ${Math.round((1 - byId[0].requests_per_s / (withoutLimits.requests_per_s || 1)) * 100)}% of this row's req/s (API key row vs this one)`,
+      },
+      {
+        name: 'reference: the bare baseline with requests made with Express\'s prototypes',
+        measurement: reference,
+        baseline,
+        note: `against it, by id ${byId.map((m) => (m.requests_per_s / (reference.requests_per_s || 1)).toFixed(2)).join(' / ')}, the list ${(list.requests_per_s / (reference.requests_per_s || 1)).toFixed(2)} (no target)`,
       },
     ];
   },
