@@ -1,4 +1,4 @@
-import { isoMicros } from '../common/period-split.js';
+import { isoMicros, splitPeriod } from '../common/period-split.js';
 import { SqlStatement } from '../database/sql-statement.js';
 
 /**
@@ -33,26 +33,20 @@ export interface EngagementDayPlan {
   raw: RawPart[];
 }
 
-/** How `[start, end]` (end inclusive, to the millisecond) is read, halves split at `middle`. */
+/**
+ * How `[start, end]` (end inclusive, to the millisecond) is read, halves split at `middle`: the
+ * whole UTC days inside it and the partial ones at its ends as every rollup read splits a period
+ * (splitPeriod, way `inside`), then the day the halves' boundary cuts moved to the raw parts, and
+ * each raw part cut at the boundary.
+ */
 export function engagementDayPlan(start: Date, end: Date, middle: Date): EngagementDayPlan {
-  const s = start.getTime() * 1000;
-  const e = end.getTime() * 1000 + 1;
+  const split = splitPeriod(start, end, { unit: 'day', way: 'inside' });
+  const { wholeFrom: daysFrom, wholeTo: daysTo } = split;
   const m = middle.getTime() * 1000;
-  let daysFrom = Math.ceil(s / DAY_US) * DAY_US;
-  let daysTo = Math.floor(e / DAY_US) * DAY_US;
-  let middleDay: number | null = null;
-  const ranges: [number, number][] = [];
-  if (daysFrom >= daysTo) {
-    daysFrom = daysTo = s;
-    ranges.push([s, e]);
-  } else {
-    ranges.push([s, daysFrom], [daysTo, e]);
-    const md = Math.floor(m / DAY_US) * DAY_US;
-    if (md !== m && md >= daysFrom && md < daysTo) {
-      middleDay = md;
-      ranges.push([md, md + DAY_US]);
-    }
-  }
+  const ranges = split.ranges.map((r): [number, number] => [r.from, r.to]);
+  const md = Math.floor(m / DAY_US) * DAY_US;
+  const middleDay = md !== m && md >= daysFrom && md < daysTo ? md : null;
+  if (middleDay !== null) ranges.push([middleDay, middleDay + DAY_US]);
   const raw: RawPart[] = [];
   for (const [from, to] of ranges) {
     if (from >= to) continue;
