@@ -6,10 +6,13 @@
 //   BENCH_DURATION_S (10)  BENCH_WARMUP_S (3)  BENCH_CONNECTIONS (50)  BENCH_WORKFLOWS (200)
 //   BENCH_SCENARIOS (comma-separated names; default all)
 //   BENCH_APP_NODE_ARGS (extra node flags for the app under test, e.g. --prof)
+//   BENCH_COMPARE_REF (a git ref: its build's `executions` scenario interleaved with this build's;
+//   BENCH_COMPARE_ROUNDS rounds of two, default 2; see lib/compare-ref.mjs)
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from './lib/config.mjs';
+import { compareOrder, prepareRefBuild, summarise } from './lib/compare-ref.mjs';
 import { BenchContext, ROOT } from './lib/context.mjs';
 import { formatTable, judge, writeResults } from './lib/report.mjs';
 import { NAMED_ONLY, SCENARIOS } from './scenarios/index.mjs';
@@ -54,8 +57,69 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
+/** One scenario on one build: its judged rows (printed as they come). */
+async function runScenario(config, shared, scenario, build) {
+  const ctx = await BenchContext.create(config, shared, scenario.name, build);
+  active.add(ctx);
+  const results = [];
+  try {
+    const rows = await scenario.run(ctx);
+    for (const row of rows) {
+      const r = judge(scenario, row);
+      results.push(r);
+      console.log(`  ${r.name}: ${r.requests_per_s} req/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ${r.errors}/${r.non_2xx} err/non-2xx`);
+    }
+  } finally {
+    active.delete(ctx);
+    const problems = await ctx.dispose();
+    if (problems.length > 0) throw new Error(`cleanup of ${scenario.name} failed:\n  ${problems.join('\n  ')}`);
+  }
+  return results;
+}
+
+/** BENCH_COMPARE_REF: the executions scenario of `ref`'s build and of this one, alternately. */
+async function compare(config) {
+  const scenario = SCENARIOS.find((s) => s.name === 'executions');
+  const startedAt = new Date().toISOString();
+  const { build: refBuild, dispose } = prepareRefBuild(config.compareRef);
+  const runs = { ref: [], current: [] };
+  try {
+    console.log(
+      `bench compare: executions, ${refBuild.label} against this build, ${config.compareRounds} rounds of two (ABBA) | ` +
+        `${config.durationS} s measured after ${config.warmupS} s warm-up, ${os.cpus().length} CPUs, node ${process.version}`,
+    );
+    for (const build of compareOrder(refBuild, config.compareRounds)) {
+      const side = build === refBuild ? 'ref' : 'current';
+      console.log(`\n[executions on ${build.label}]`);
+      const rows = await runScenario(config, { baselines: new Map() }, scenario, build);
+      runs[side].push(rows[0]);
+    }
+  } finally {
+    dispose();
+  }
+  const summary = summarise(runs.ref, runs.current);
+  const line = (label, s) =>
+    `  ${label}: ${s.executions_per_s.join(' / ')} executions/s (mean ${s.mean_executions_per_s}), ` +
+    `machine CPU ${s.cpu_ms_per_execution.join(' / ')} ms per execution (mean ${s.mean_cpu_ms_per_execution}), ${s.errors} errors`;
+  console.log(`\n${line(refBuild.label, summary.ref)}\n${line('this build', summary.current)}`);
+  console.log(`  ratio this/ref: executions/s ${summary.throughput_ratio}x, CPU per execution ${summary.cpu_ratio}x`);
+  const file = writeResults(RESULTS_DIR, {
+    started_at: startedAt,
+    finished_at: new Date().toISOString(),
+    mode: 'compare',
+    compare_ref: { ref: config.compareRef, commit: refBuild.commit },
+    settings: { duration_s: config.durationS, warmup_s: config.warmupS, rounds: config.compareRounds, executions_connections: config.executionsConnections },
+    machine: { node: process.version, platform: `${os.platform()} ${os.release()}`, cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? null },
+    git: gitRevision(),
+    summary,
+    runs,
+  });
+  console.log(`results: ${file} (and bench/results/latest.json)`);
+}
+
 async function main() {
   const config = loadConfig();
+  if (config.compareRef) return compare(config);
   const scenarios = selectScenarios(config.scenarios);
   const startedAt = new Date().toISOString();
   const shared = { baselines: new Map() };
@@ -67,20 +131,7 @@ async function main() {
 
   for (const scenario of scenarios) {
     console.log(`\n[${scenario.name}] ${scenario.description}`);
-    const ctx = await BenchContext.create(config, shared, scenario.name);
-    active.add(ctx);
-    try {
-      const rows = await scenario.run(ctx);
-      for (const row of rows) {
-        const r = judge(scenario, row);
-        results.push(r);
-        console.log(`  ${r.name}: ${r.requests_per_s} req/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ${r.errors}/${r.non_2xx} err/non-2xx`);
-      }
-    } finally {
-      active.delete(ctx);
-      const problems = await ctx.dispose();
-      if (problems.length > 0) throw new Error(`cleanup of ${scenario.name} failed:\n  ${problems.join('\n  ')}`);
-    }
+    results.push(...(await runScenario(config, shared, scenario)));
   }
 
   const baselines = await Promise.all(shared.baselines.values());

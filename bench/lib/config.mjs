@@ -7,6 +7,7 @@ const DEFAULTS = {
   BENCH_WORKFLOWS: 200,
   BENCH_EXECUTIONS_CONNECTIONS: 10,
   BENCH_ROUNDS: 5,
+  BENCH_COMPARE_ROUNDS: 2,
 };
 
 function intFromEnv(env, name, { min }) {
@@ -33,6 +34,9 @@ export function loadConfig(env = process.env) {
     // Extra node flags for the app under test only, e.g. BENCH_APP_NODE_ARGS=--prof (then
     // `node --prof-process isolate-*.log` in the repository root) to see where its time goes.
     appNodeArgs: (env.BENCH_APP_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
+    // A git ref whose build's executions scenario runs alternately with this build's (lib/compare-ref.mjs).
+    compareRef: (env.BENCH_COMPARE_REF ?? '').trim() || null,
+    compareRounds: intFromEnv(env, 'BENCH_COMPARE_ROUNDS', { min: 1 }),
     // Server side of the bench: local PostgreSQL (trust) and Redis. HTTP load only ever goes to 127.0.0.1.
     postgresUrl: (env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, ''),
     redisUrl: env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',

@@ -11,11 +11,17 @@ import { createDatabase, deleteRedisPrefix, dropDatabase, randomSuffix } from '.
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const APP_MAIN = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
+export const CURRENT_BUILD = { label: 'current', root: ROOT, main: APP_MAIN };
 
 export class BenchContext {
   /** `shared` lives for the whole run: the baseline measurements, made once and reused. */
-  constructor(config, shared, scenarioName) {
+  /**
+   * `build` is the app under test: { label, root, main } (default: this checkout's dist/). The
+   * comparison mode (BENCH_COMPARE_REF) passes another ref's build.
+   */
+  constructor(config, shared, scenarioName, build = CURRENT_BUILD) {
     this.config = config;
+    this.build = build;
     this.shared = shared;
     this.scenarioName = scenarioName;
     const suffix = randomSuffix();
@@ -27,8 +33,8 @@ export class BenchContext {
     this.databaseCreated = false;
   }
 
-  static async create(config, shared, scenarioName) {
-    const ctx = new BenchContext(config, shared, scenarioName);
+  static async create(config, shared, scenarioName, build) {
+    const ctx = new BenchContext(config, shared, scenarioName, build);
     ctx.tokenSigningKey = process.env.TOKEN_SIGNING_KEY || randomBytes(32).toString('base64url');
     await createDatabase(config.postgresUrl, ctx.databaseName);
     ctx.databaseCreated = true;
@@ -45,10 +51,11 @@ export class BenchContext {
    * 1000 requests/hour per credential would turn any load test into a 429 test.
    */
   async startApp({ role = 'api', env = {} } = {}) {
-    if (!existsSync(APP_MAIN)) throw new Error(`${APP_MAIN} is missing: run \`npm run build\` (npm run bench does it first)`);
+    const { main, root, label } = this.build;
+    if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` (npm run bench does it first)`);
     const port = await freePort();
-    const child = new ChildProcess(`app (${role})`, APP_MAIN, {
-      cwd: ROOT,
+    const child = new ChildProcess(`app (${role}, ${label})`, main, {
+      cwd: root,
       nodeArgs: this.config.appNodeArgs,
       env: this.childEnv({
         PORT: String(port),
