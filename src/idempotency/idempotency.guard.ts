@@ -18,7 +18,7 @@ const KEPT_HEADERS = ['content-type', 'location'] as const;
  *   which run before any write), so the client may correct the body and retry with the same key;
  * - 429: refused before doing anything;
  * - 5xx: a fault of ours or a dependency down (503): the client retries with the same key once it
- *   is back (docs/DECISIONS.md says why this is safer here than replaying the 5xx for 24 h).
+ *   is back (docs/DECISIONS.md, "Idempotency keys", "Claim and store", says why this is safer here than replaying the 5xx for 24 h).
  */
 export function storesAnswer(status: number): boolean {
   if (status >= 500) return false;
