@@ -26,7 +26,7 @@ export function storesAnswer(status: number): boolean {
 }
 
 /**
- * Idempotency-Key on POST under /v1 (./README.md, docs/DECISIONS.md "Idempotency-Key"). The last
+ * Idempotency-Key on POST under /v1 (./README.md, docs/DECISIONS.md "Idempotency keys"). The last
  * global guard: it runs once the caller is known and allowed (authentication, rate limits, access),
  * before the pipes. A guard rather than an interceptor: requests without the header pay one property
  * read, not an RxJS pipeline, and the answer is captured where it is written (res.end), so that the
