@@ -80,4 +80,36 @@ describe('the repository explains itself', () => {
     const hits = findReferences(files);
     expect(hits, `say the reason or cite docs/API.md, docs/ARCHITECTURE.md, docs/DECISIONS.md instead:\n${hits.join('\n')}`).toEqual([]);
   });
+
+  it('cites docs by names those docs have', () => {
+    // `docs/DECISIONS.md, "Analytics", "Engagement"`: each quoted name must be a heading of that doc or,
+    // for DECISIONS.md, the bold title of one of its paragraphs; a renamed section fails here.
+    const names = (doc: string): string[] => {
+      const text = readFileSync(join(ROOT, 'docs', doc), 'utf8');
+      const headings = [...text.matchAll(/^#+ (.+)$/gm)].map((m) => m[1] as string);
+      const titles = [...text.matchAll(/^\*\*([^*]+?)\.?\*\*/gm)].map((m) => m[1] as string);
+      return [...headings, ...titles];
+    };
+    const known: Record<string, string[]> = {};
+    for (const doc of ['API.md', 'ARCHITECTURE.md', 'DECISIONS.md', 'PERFORMANCE.md']) known[doc] = names(doc);
+    const files = [...SCANNED, 'test', 'bench', 'migrations']
+      .flatMap(filesUnder)
+      .filter((path) => /\.(ts|md|mjs)$/.test(path) && !path.includes('node_modules'));
+    const unknown: string[] = [];
+    let cited = 0;
+    for (const path of files) {
+      readFileSync(join(ROOT, path), 'utf8')
+        .split('\n')
+        .forEach((line, index) => {
+          for (const m of line.matchAll(/(API|ARCHITECTURE|DECISIONS|PERFORMANCE)\.md,? ((?:"[^"]+"(?:, )?)+)/g)) {
+            for (const [, name] of (m[2] as string).matchAll(/"([^"]+)"/g)) {
+              cited++;
+              if (!known[`${m[1]}.md`]?.some((heading) => heading.startsWith(name as string))) unknown.push(`${path}:${index + 1}: ${m[1]}.md "${name}"`);
+            }
+          }
+        });
+    }
+    expect(cited).toBeGreaterThan(30);
+    expect(unknown, `no such section or title:\n${unknown.join('\n')}`).toEqual([]);
+  });
 });
