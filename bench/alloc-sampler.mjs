@@ -2,7 +2,7 @@
 // profile of everything ALLOCATED (objects the GC already collected included, unlike --heap-prof, which
 // reports only what is still live), from ALLOC_SAMPLER_DELAY_S seconds after start (default 15, past the
 // start-up) until exit, written to ALLOC_SAMPLER_DIR (default /tmp/allocprof) as <pid>.heapprofile.
-// `node bench/alloc-sites.mjs <file> [requests]` folds it into allocation sites (docs/PERFORMANCE.md, wt-read).
+// `node bench/alloc-sites.mjs <file> [requests]` folds it into allocation sites (docs/PERFORMANCE.md).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 

@@ -1,4 +1,4 @@
-// Latency of the journey and node-performance requests over a seeded history (issue 11 Speed), one
+// Latency of the journey and node-performance requests over a seeded history, one
 // request at a time, interleaved, against a running API:
 //   node bench/journey-latency.mjs <api url> <api key> <workflow id> [requests per case=40]
 // Prints p50/p95/max per case and the first response of each (trimmed).

@@ -1,4 +1,4 @@
-// What building GET /v1/workflows?limit=20's JSON in PostgreSQL would save (docs/PERFORMANCE.md, wt-read): the page
+// What building GET /v1/workflows?limit=20's JSON in PostgreSQL would save (measured, not adopted): the page
 // statement as the service runs it (rows parsed by pg, WorkflowSummaryResponse.from, paginate, JSON.stringify)
 // beside one statement returning the page's JSON text (json_agg/json_build_object), timed in a closed loop on one
 // connection: this process's CPU and the PostgreSQL backend's CPU (/proc/<backend pid>/stat) per page.

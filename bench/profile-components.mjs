@@ -1,5 +1,5 @@
 // Folds a V8 .cpuprofile (node --cpu-prof; bench/auth-cpu.mjs with PROF=1) into self time per component of a
-// request (docs/PERFORMANCE.md, wt-speed), as shares of the request work and µs at US µs/request (default 800):
+// request (docs/PERFORMANCE.md), as shares of the request work and µs at US µs/request (default 800):
 //   US=840 node bench/profile-components.mjs /tmp/authprof/CPU.*.cpuprofile     (SHOWOTHER=1: the unclassified)
 import { readFileSync } from 'node:fs';
 const p = JSON.parse(readFileSync(process.argv[2], 'utf8'));

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The OAuth 2.0 authorization server (DESIGN §4): registered clients (secret stored as SHA-256),
+ * The OAuth 2.0 authorization server (docs/API.md, "OAuth 2.0"): registered clients (secret stored as SHA-256),
  * authorization codes (stored hashed, single use), refresh tokens (stored hashed, one chain per
  * grant so that reuse of a rotated token revokes the whole grant), and revoked access-token ids
  * (a jti, or a grant id revoking every access token of that grant) kept until the tokens expire.

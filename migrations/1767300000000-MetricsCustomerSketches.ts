@@ -14,8 +14,8 @@ import {
 } from './1764288000000-ExecutionRollups.js';
 
 /**
- * Metrics over long periods without reading every hour (docs/DECISIONS.md, "Metrics: day rollups
- * and distinct-customer sketches"), and cheaper rollup triggers:
+ * Metrics over long periods without reading every hour (docs/DECISIONS.md, "Execution metrics"
+ * and its sketches), and cheaper rollup triggers:
  *
  * - `customer_checksum` on the rollup rows: the sum over their executions of a 31-bit hash of the
  *   customer (`hashtextextended(customer, 0) & (2^31 - 1)`), kept by the same upsert as the counts.

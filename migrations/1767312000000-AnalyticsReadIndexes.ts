@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * The organization-wide time indexes that DropUnreadIndexes removed while nothing read them, back
- * for analytics (wt-analytics): engagement and realtime read an organization's messages of a
+ * for analytics: engagement and realtime read an organization's messages of a
  * period or of the last hour, the workflow summaries, journeys and realtime its executions
  * started in a period. Without them each of those reads scans the whole table (seconds at a
  * million rows). Each costs one more index entry per message or execution written.

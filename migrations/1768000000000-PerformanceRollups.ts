@@ -1,9 +1,9 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Rollups of the `/performance` endpoint (issue 11), so that a year of it reads a few hundred rows
- * per day instead of every execution of the period (wt-perf, docs/DECISIONS.md "Performance
- * rollups (wt-perf)"):
+ * Rollups of the `/performance` endpoint, so that a year of it reads a few hundred rows per day
+ * instead of every execution of the period (docs/DECISIONS.md "Analytics", "Percentiles within a
+ * stated bound"):
  *
  * - `workflow_duration_days` per workflow, UTC day its executions *started* and duration bucket:
  *   how many finished executions (status <> 'running') with a recorded duration fall in it. The

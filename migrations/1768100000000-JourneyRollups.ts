@@ -2,8 +2,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { dayOf, outcomeCounted, outcomeFacts, stepCounted } from '../src/analytics/journey-facts.js';
 
 /**
- * Rollups for journeys and node performance (issue 11; docs/DECISIONS.md "Journeys and node
- * figures from rollups (wt-journey)"), so that a month or a year of a workflow's journey is a few
+ * Rollups for journeys and node performance (docs/DECISIONS.md "Analytics", "Journeys and
+ * node figures"), so that a month or a year of a workflow's journey is a few
  * rows per UTC day instead of every execution and step:
  *
  * - `workflow_outcome_days` per workflow, UTC day the executions *started*, and outcome (status,

@@ -1,8 +1,8 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The customer engagement endpoint's rollups (issue 11, docs/DECISIONS.md "Engagement rollups
- * (wt-engage)"), kept by statement-level triggers of their own, so that a 30-day request reads a
+ * The customer engagement endpoint's rollups (docs/DECISIONS.md "Analytics", "Engagement";
+ * docs/ARCHITECTURE.md, "Database triggers"), kept by statement-level triggers of their own, so that a 30-day request reads a
  * few rows per conversation and per answered form instead of every message and step:
  *
  * - `customer_sessions`: a customer's sessions per channel — messages on one channel with gaps

@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * An inbound message is kept for the customer's running execution on its channel, waiting for a
- * reply or not yet (issue 12), so the lookup reads running executions by customer and channel. The
+ * reply or not yet, so the lookup reads running executions by customer and channel. The
  * index of waiting executions it replaces had no other reader (the sweep of expired waits goes
  * through the index of running executions), so each execution still pays one partial entry.
  */

@@ -3,7 +3,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * A workflow's satisfaction over a year read ~270,000 execution_answers rows (index-only, 31 ms of
  * the 365-day workflow analytics' 62–68 ms). `workflow_answer_days` sums them per workflow and UTC
- * day the executions started (issue 11; docs/DECISIONS.md "Answer day rollup (wt-answers)"): the
+ * day the executions started (docs/ARCHITECTURE.md, "Database triggers"): the
  * answered executions, the sum and count of their rating answers and their NPS promoters,
  * detractors and answers. A period is read as its whole UTC days from here and the partial days
  * at its ends from execution_answers (splitPeriod, way `nearest`), in any zone: the figures are

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Durable executions (issue 12): a retry of a failed execution is a new execution that names the
+ * Durable executions: a retry of a failed execution is a new execution that names the
  * one it re-runs (`retry_of`; at most one retry per execution, which the unique index enforces
  * against two concurrent requests), and each step records how many times its node was attempted
  * (`attempt`: a node failing transiently is tried again with back-off before the execution fails).

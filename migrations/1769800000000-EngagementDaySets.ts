@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Distinct active customers of the engagement endpoint without hashing every session of the period
- * (issue 11; docs/DECISIONS.md "Engagement: distinct customers from day sets"). A 30-day request over
+ * (docs/DECISIONS.md "Analytics", "Engagement"). A 30-day request over
  * a busy organization read ~80,000 sessions and grouped them twice (per customer and channel, then
  * per customer): ~150 ms of PostgreSQL per request, the whole of the endpoint's cost.
  *

@@ -184,8 +184,8 @@ function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {
       (handler, controller) => reflector.getAllAndOverride(NO_RATE_LIMIT, [handler, controller]) === undefined,
     ),
     bearerScheme: 'bearer',
-    // The sample pet store keeps its own `{code, message}` envelope (DESIGN §11).
-    // The OAuth endpoints answer RFC 6749's `{error, error_description}` (DESIGN §4).
+    // The sample pet store keeps its own `{code, message}` envelope (docs/API.md, "Errors").
+    // The OAuth endpoints answer RFC 6749's `{error, error_description}` (docs/API.md, "OAuth 2.0").
     errorSchema: (path) => ({ $ref: `#/components/schemas/${path.startsWith('/pet') ? PetErrorResponse.name : OAUTH_PATH.test(path) ? OAuthErrorResponse.name : ErrorEnvelopeDto.name}` }),
   });
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', yamlDocumentUrl: 'openapi.yaml' });

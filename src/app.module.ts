@@ -69,7 +69,7 @@ export class AppModule {
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: ErrorEnvelopeFilter },
-        // In order: who is calling, how much they may still ask (DESIGN §10), may they do this, then
+        // In order: who is calling, how much they may still ask (docs/API.md, "Rate limits"), may they do this, then
         // has this request (its Idempotency-Key) been answered already (src/idempotency).
         { provide: APP_GUARD, useExisting: AuthenticationGuard },
         { provide: APP_GUARD, useExisting: RateLimitGuard },

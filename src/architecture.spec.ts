@@ -13,7 +13,7 @@ import {
 } from '../test/architecture/source-scan.js';
 
 /**
- * STYLE §10 kept true by the code itself: each table belongs to one module, a route lives in the
+ * docs/ARCHITECTURE.md, "Table ownership", kept true by the code itself: each table belongs to one module, a route lives in the
  * controller of the folder its path names, and timestamps are formatted in one place.
  */
 const SRC = dirname(fileURLToPath(import.meta.url));
@@ -90,7 +90,7 @@ function crossModuleAccesses(): { module: string; table: string; access: Access;
 const allows = (a: { module: string; table: string; access: Access }) =>
   ALLOWED.some((x) => x.module === a.module && x.table === a.table && (x.access === 'write' || a.access === 'read'));
 
-describe('table ownership (STYLE §10)', () => {
+describe('table ownership (docs/ARCHITECTURE.md)', () => {
   it('knows the owner of every table the migrations create', () => {
     expect([...tables].filter((t) => !owners.has(t) && t !== 'migrations').sort()).toEqual([]);
   });
@@ -151,7 +151,7 @@ function controllerPaths(): { file: string; path: string }[] {
     .flatMap((file) => [...read(file).matchAll(/@Controller\('([^']*)'\)/g)].map((m) => ({ file: where(file), path: m[1] })));
 }
 
-describe('finding a route (STYLE §10)', () => {
+describe('finding a route (docs/ARCHITECTURE.md)', () => {
   it('names the resource in every controller path, and that resource in the controller\'s folder or file name', () => {
     const paths = controllerPaths();
     expect(paths.length).toBeGreaterThan(15);
@@ -167,7 +167,7 @@ describe('finding a route (STYLE §10)', () => {
   });
 });
 
-describe('timestamps (STYLE §10)', () => {
+describe('timestamps (one formatter, src/common/iso-time.ts)', () => {
   it('are formatted by common/iso-time.ts only', () => {
     const elsewhere = files.filter((f) => where(f) !== join('common', 'iso-time.ts') && withoutComments(read(f)).includes('.toISOString('));
     expect(elsewhere.map(where)).toEqual([]);

@@ -11,7 +11,7 @@ export const BASELINES = {
     paths: ({ workflowIds }) => workflowIds.map((id) => `/baseline/workflows/${id}`),
   },
   // The same app with the service's ExpressHttpAdapter (requests and responses made with Express's prototypes,
-  // docs/PERFORMANCE.md wt-read): a reference row only, never what a target's ratio is taken against.
+  // docs/PERFORMANCE.md): a reference row only, never what a target's ratio is taken against.
   'nest-pg-workflow-by-id-express-prototypes': {
     description: 'the bare baseline with requests made with Express\'s prototypes (the service\'s ExpressHttpAdapter)',
     script: fileURLToPath(new URL('../baseline/server.mjs', import.meta.url)),

@@ -1,4 +1,4 @@
-// Executions with outbound webhooks on (issue 9): the executions scenario's closed loop of
+// Executions with outbound webhooks on: the executions scenario's closed loop of
 // POST /v1/messages (api + worker process, WORKER_CONCURRENCY=10), measured in turns with one
 // webhook subscribed to `workflow.completed` active (the worker's relay turns every completion into a
 // signed HTTPS delivery to a keep-alive receiver in its own process) and inactive (the relay still

@@ -1,4 +1,4 @@
-// Reads at a large history (issue 8): 100,000 workflows in the organization and one workflow with
+// Reads at a large history: 100,000 workflows in the organization and one workflow with
 // 1,000,000 executions over 365 days (~2.8M steps, ~3.9M messages), seeded with INSERT ... SELECT
 // generate_series (bench/lib/history-seed.mjs; its time is reported). Measured, each as
 // p50/p95/p99 and req/s with its target beside it: the workflow's execution list (unfiltered,
@@ -21,7 +21,7 @@ const LIST_P95_MS = 50;
 const METRICS_30_P95_MS = 50;
 const METRICS_365_P95_MS = 150;
 const SEARCH_P95_MS = 50;
-// Issue 11's analytics targets, measured over the same history (the seed's survey form answers feed
+// The analytics targets, measured over the same history (the seed's survey form answers feed
 // engagement's satisfaction and NPS and the workflow's customer_satisfaction).
 const ANALYTICS_30_P95_MS = 100;
 const ANALYTICS_365_P95_MS = 250;
@@ -55,14 +55,14 @@ async function executionsOnEmptyDatabase(ctx) {
 }
 
 /**
- * The scenario; `analyticsOnly` makes issue 11's `analytics` scenario over the same seeded history:
- * the analytics rows and the export, without issue 8's lists, metrics and executions/s.
+ * The scenario; `analyticsOnly` makes the `analytics` scenario over the same seeded history:
+ * the analytics rows and the export, without the lists, metrics and executions/s.
  */
 function historyScenario({ analyticsOnly }) {
   return {
   name: analyticsOnly ? 'analytics' : 'history',
   description: analyticsOnly
-    ? 'issue 11: analytics endpoints and a 1M-row export over the seeded year (100k workflows, 1M executions with steps, messages, survey answers)'
+    ? 'analytics endpoints and a 1M-row export over the seeded year (100k workflows, 1M executions with steps, messages, survey answers)'
     : 'lists, metrics, search and analytics at 100k workflows and 1M executions (365 days); executions/s on that history vs an empty database; a 1M-row export',
 
   async run(ctx) {
@@ -170,7 +170,7 @@ function historyScenario({ analyticsOnly }) {
         return rows;
       }
       const historyExecutions = await measureExecutionsPerSecond(ctx, api.url, db);
-      // Issue 11: a 1,000,000-row CSV export of the history workflow (the worker makes the file).
+      // A 1,000,000-row CSV export of the history workflow (the worker makes the file).
       const exportRow = await measureExport(ctx, api.url, { workflowId, rows: total });
       const ratio = emptyExecutions.requests_per_s > 0 ? round(historyExecutions.requests_per_s / emptyExecutions.requests_per_s, 3) : null;
       const walRatio =

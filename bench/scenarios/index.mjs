@@ -14,6 +14,6 @@ export const SCENARIOS = [workflowsRead, executions, executionsWebhooks, history
 
 /**
  * Scenarios run only when named in BENCH_SCENARIOS: `analytics` seeds the same year as `history`
- * and measures only issue 11's rows, which a full run already measures within `history`.
+ * and measures only the analytics rows, which a full run already measures within `history`.
  */
 export const NAMED_ONLY = [analytics];

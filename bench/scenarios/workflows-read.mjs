@@ -1,6 +1,6 @@
 // Reads of workflows through the full stack (auth guard, rate limits, access checks, validation,
 // TypeORM, response mapping, logging), against a bare NestJS + pg app doing SELECT * by id.
-// One row per credential type (issue 10): an API key, a JWT of a registered JWT client and (once
+// One row per credential type: an API key, a JWT of a registered JWT client and (once
 // the OAuth server is merged) an OAuth access token, with rate limits ENABLED as in production and
 // every figure raised by env so that none is reached: the cost of counting is what is measured.
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
@@ -58,7 +58,7 @@ export async function mintJwt(ctx, appUrl) {
 }
 
 /**
- * HOOK FOR THE OAUTH SERVER (issue 10, part 1, built on another branch): return an OAuth access
+ * HOOK FOR THE OAUTH SERVER: return an OAuth access
  * token with `workflows:read` for the organization of `ctx.apiKey`, minted against the app at
  * `appUrl` (register a client with POST /v1/oauth/clients, run the authorization-code flow with
  * PKCE, redeem the code at POST /oauth/token). Null until then: the OAuth row is left out.

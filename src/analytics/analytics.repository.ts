@@ -22,13 +22,13 @@ import {
  * (`$1`) and reads the period through an index on (organization or workflow, time). The workflow
  * counts read the executions module's hourly rollups (workflow_execution_hours) for the whole
  * hours of the period when the zone's offsets are whole hours; `/performance` reads day rollups for
- * the whole UTC days of its period (docs/DECISIONS.md "Performance rollups (wt-perf)"); journeys,
+ * the whole UTC days of its period (docs/DECISIONS.md "Analytics", "Percentiles within a stated bound"); journeys,
  * node performance and the most-executed workflow read the journey day rollups
  * (workflow_outcome_days, workflow_node_days) for the whole UTC days and the rows for the partial
- * ends (journeySplit; docs/DECISIONS.md "Journeys and node figures from rollups (wt-journey)");
+ * ends (journeySplit; docs/DECISIONS.md "Analytics", "Journeys and node figures");
  * engagement and satisfaction read their own rollups (customer_sessions, customer_channels,
- * execution_answers: docs/DECISIONS.md "Engagement rollups (wt-engage)"); everything else is
- * computed from the recorded rows of the period (docs/DECISIONS.md "Analytics (wt-analytics)").
+ * execution_answers: docs/DECISIONS.md "Analytics", "Engagement"); everything else is
+ * computed from the recorded rows of the period (docs/DECISIONS.md "Analytics", "Definitions").
  * Buckets are local to `timezone`.
  */
 
@@ -576,7 +576,7 @@ const NEW_CUSTOMERS = `SELECT nc.id FROM customers nc WHERE nc.organization_id =
 const inSegment = (customer: string) => `($5 = 'all' OR ($5 = 'new') = (${customer} IN (${NEW_CUSTOMERS})))`;
 
 /**
- * Sessions, by definition (docs/DECISIONS.md "Engagement rollups (wt-engage)"): a customer's
+ * Sessions, by definition (docs/DECISIONS.md "Analytics", "Engagement"): a customer's
  * messages on one channel with gaps under 30 minutes, computed here from every message of the
  * organization `$1` — the raw rows the customer_sessions rollup keeps (a test compares them).
  * Columns as the rollup's: organization_id, customer_id, channel, started_at, ended_at, messages.

@@ -46,13 +46,13 @@ export const QUEUE_BACKLOG_THRESHOLD = 1000;
 /**
  * How old a system-health check realtime may report: requests within a second share one check
  * (readiness's database and Redis checks, then the queue's length) instead of making three round
- * trips each (docs/DECISIONS.md "Realtime: shared health check, running duration totals").
+ * trips each (docs/DECISIONS.md "Analytics", "Realtime").
  */
 export const SYSTEM_HEALTH_MAX_AGE_MS = 1000;
 const TIMEOUT_REASON = 'no reply before the conversation expired';
 const REASON_TEXT: Record<string, string> = { CONVERSATION_TIMEOUT: TIMEOUT_REASON };
 
-/** DESIGN §9: the second half against the first, beyond ±5% is a trend. No data in either half: stable. */
+/** docs/DECISIONS.md "Analytics", "Definitions": the second half against the first, beyond ±5% is a trend. No data in either half: stable. */
 export function trendOf(first: number | null, second: number | null): Trend {
   if (first === null || second === null) return 'stable';
   if (first === 0) return second > 0 ? 'increasing' : second < 0 ? 'decreasing' : 'stable';
@@ -95,7 +95,7 @@ export function selectMetrics(requested: string[] | undefined): WorkflowMetricNa
 }
 
 /**
- * Analytics over recorded executions, steps, messages and form answers (DESIGN §9). Each method
+ * Analytics over recorded executions, steps, messages and form answers, never invented: no source data is null. Each method
  * resolves the zone, then ownership, then the period, so a request reports faults in that order.
  */
 @Injectable()
@@ -415,8 +415,8 @@ export interface JourneyFigures {
 }
 
 /**
- * The journey's figures from a period's outcomes and node figures (docs/DECISIONS.md "Journeys and
- * node figures from rollups (wt-journey)"): an execution reached a node when it recorded a step
+ * The journey's figures from a period's outcomes and node figures (docs/DECISIONS.md "Analytics",
+ * "Journeys and node figures"): an execution reached a node when it recorded a step
  * there, or waits there (or expired waiting there) without one; a failed execution drops off at
  * the node it stopped at (its error's node, else its cursor, else the entry `order[0]`).
  */

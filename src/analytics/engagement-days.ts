@@ -3,7 +3,7 @@ import { SqlStatement } from '../database/sql-statement.js';
 
 /**
  * Distinct active customers of the engagement endpoint from per-day customer sets (migration
- * EngagementDaySets; docs/DECISIONS.md "Engagement: distinct customers from day sets").
+ * EngagementDaySets; docs/DECISIONS.md "Analytics", "Engagement").
  *
  * A period is read as its whole UTC days, each (day, channel) from its stored set while the set's
  * session count and checksum equal the day's, and the rest — the partial days at its ends and the

@@ -5,7 +5,7 @@
  * same numbers (test/e2e/journey-rollups.e2e-spec.ts compares them). Changing a definition here
  * needs a new migration that rebuilds the rollups.
  *
- * An execution's *outcome* (docs/DECISIONS.md "Journeys and node figures from rollups (wt-journey)"):
+ * An execution's *outcome* (docs/DECISIONS.md "Analytics", "Journeys and node figures"):
  * - `status` as recorded;
  * - `stop_node`: where a failed execution stopped (the error's `node_id`, else its cursor) or where a
  *   running one waits (its cursor, when `waiting`); '' = none known (then the entry node is meant);

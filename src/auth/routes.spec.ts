@@ -107,9 +107,9 @@ function applicationRoutes(): Promise<Route[]> {
   return appRoutes;
 }
 
-/** /v1 routes that take any credential rather than a resource and action (DESIGN §4: who the caller is). */
+/** /v1 routes that take any credential rather than a resource and action (`/v1/me`: who the caller is). */
 const ANY_CREDENTIAL_V1 = ['GET /v1/me'];
-/** /v1 routes without a bearer credential: inbound webhooks, signed with the trigger's secret (DESIGN §7). */
+/** /v1 routes without a bearer credential: inbound webhooks, signed with the trigger's secret (docs/API.md, "Inbound endpoints"). */
 const PUBLIC_V1 = ['ALL /v1/hooks/:trigger_id'];
 /** Path prefixes whose routes must declare a rate-limit class of their own resource, and the classes allowed. */
 const CLASSED_AREAS: { prefix: string; group: string; classes: string[] }[] = [
@@ -225,7 +225,7 @@ describe('route access declarations', () => {
     for (const route of await applicationRoutes()) {
       const classPath = String(Reflect.getMetadata(PATH_METADATA, route.controller) ?? '').replace(/^\/+/, '');
       const { isPublic } = access(route);
-      // Inbound webhooks (DESIGN §7) are the one /v1 area without a bearer credential.
+      // Inbound webhooks (signed with the trigger's secret) are the one /v1 area without a bearer credential.
       if (classPath.startsWith('v1/') && isPublic && !classPath.startsWith('v1/hooks')) problems.push(`${route.where} is public under /v1`);
     }
     expect(problems).toEqual([]);

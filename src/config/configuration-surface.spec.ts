@@ -7,7 +7,7 @@ import { AppConfig } from './app-config.js';
 import { envVariableNames, validateEnv } from './env.schema.js';
 
 /**
- * The configuration surface stays whole (issue 12, defect 8): every variable of the schema is read
+ * The configuration surface stays whole: every variable of the schema is read
  * (it changes the AppConfig) and is mentioned wherever an operator looks: .env.example (with a
  * comment), docker/compose.yml (passed to every app service) and the README's table. A variable added
  * to the schema without those fails here.

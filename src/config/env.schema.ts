@@ -125,7 +125,7 @@ export class EnvVars {
   @IsBoolean({ message: 'RATE_LIMITS_ENABLED must be true or false' })
   RATE_LIMITS_ENABLED: boolean = true;
 
-  // Rate limits (DESIGN §10, the specification's Limits table). Hourly unless the name says otherwise.
+  // Rate limits (docs/API.md, "Rate limits"). Hourly unless the name says otherwise.
   /** Every /v1 request of one credential. */
   @RateFigure() RATE_LIMIT_PER_CREDENTIAL: number = 1000;
   /** Workflow and trigger route classes, per credential and resource. */
@@ -249,7 +249,7 @@ export class EnvVars {
   @Max(3600)
   AUTH_CACHE_TTL_SECONDS: number = 30;
 
-  /** Outbound webhook attempts give up after this many milliseconds (DESIGN §8: 10 s). */
+  /** Outbound webhook attempts give up after this many milliseconds (10 s by default; docs/API.md, "Outbound webhooks"). */
   @Transform(toInt)
   @IsInt({ message: 'WEBHOOK_TIMEOUT_MS must be an integer from 100 to 60000' })
   @Min(100, { message: 'WEBHOOK_TIMEOUT_MS must be an integer from 100 to 60000' })

@@ -1,6 +1,6 @@
 /**
  * SQL fragments of the outbox (events module), for the statements of other modules that record
- * their events in the statement that makes the change (DESIGN §8): followed by a SELECT of
+ * their events in the statement that makes the change (docs/ARCHITECTURE.md, "One inbound message, end to end"): followed by a SELECT of
  * (organization_id, type, data).
  */
 export const INSERT_OUTBOX_EVENTS = 'INSERT INTO outbox_events (organization_id, type, data)';

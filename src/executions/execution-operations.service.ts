@@ -44,7 +44,7 @@ const RETRY = `
   SELECT id FROM retry`;
 
 /**
- * Operations on one execution (issue 12, durable executions): retry a failed one as a new, linked
+ * Operations on one execution (docs/DECISIONS.md, "Execution engine", "Retry and cancel"): retry a failed one as a new, linked
  * execution from the step that failed; cancel a running or waiting one. Every read is scoped by
  * the caller's organization and the workflow of the path; anything else is 404 as if absent.
  */

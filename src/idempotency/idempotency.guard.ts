@@ -18,7 +18,7 @@ const KEPT_HEADERS = ['content-type', 'location'] as const;
  *   which run before any write), so the client may correct the body and retry with the same key;
  * - 429: refused before doing anything;
  * - 5xx: a fault of ours or a dependency down (503): the client retries with the same key once it
- *   is back (docs/DECISIONS.md says why this is safer here than replaying the 5xx for 24 h).
+ *   is back (docs/DECISIONS.md, "Idempotency keys", "Claim and store", says why this is safer here than replaying the 5xx for 24 h).
  */
 export function storesAnswer(status: number): boolean {
   if (status >= 500) return false;
@@ -26,7 +26,7 @@ export function storesAnswer(status: number): boolean {
 }
 
 /**
- * Idempotency-Key on POST under /v1 (./README.md, docs/DECISIONS.md "Idempotency-Key"). The last
+ * Idempotency-Key on POST under /v1 (./README.md, docs/DECISIONS.md "Idempotency keys"). The last
  * global guard: it runs once the caller is known and allowed (authentication, rate limits, access),
  * before the pipes. A guard rather than an interceptor: requests without the header pay one property
  * read, not an RxJS pipeline, and the answer is captured where it is written (res.end), so that the

@@ -7,7 +7,7 @@ import { NO_RATE_LIMIT, RATE_LIMIT_CLASS, REQUEST_LIMIT_SOURCE, type RequestLimi
 import { RequestLimits } from './request-limits.service.js';
 
 /**
- * The request throttler, after authentication (DESIGN §10): @nestjs/throttler's guard with its
+ * The request throttler, after authentication (docs/API.md, "Rate limits"): @nestjs/throttler's guard with its
  * named throttlers, except that every limit of a request is checked and counted in one Redis
  * round trip (the package's guard asks the storage once per throttler), the limit of the
  * request's own resource included (`@CountsResourceLimit`: an api trigger's rate_limit). Tracked

@@ -179,7 +179,7 @@ export class RateLimiter {
    * One script per request, but one socket write per turn of the event loop: the requests whose
    * bytes arrived in the same poll phase reach the guard in it, and their scripts go out together
    * as one pipeline at setImmediate (the check phase of the same turn, so no request waits for
-   * another turn). A write to the socket is the limiter's main cost (a system call; docs/PERFORMANCE.md),
+   * another turn). A write to the socket is the limiter's main cost (a system call),
    * and under load several requests share one. Each request still gets its own script, atomic and
    * exact; a lone request is sent as a plain command.
    */

@@ -163,7 +163,7 @@ export interface AttemptReport {
 }
 
 /**
- * One attempt of a delivery, as DESIGN §8 rules: sign, send, classify, write one log row, update the
+ * One attempt of a delivery, as docs/API.md, "Outbound webhooks", rules: sign, send, classify, write one log row, update the
  * delivery, disable the webhook on 410. Used by the queue processor and, synchronously, by the test
  * endpoint (one attempt, never retried).
  */

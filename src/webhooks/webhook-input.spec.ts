@@ -42,7 +42,7 @@ describe('parseEventTypes', () => {
 });
 
 describe('parseRetryPolicy', () => {
-  it('merges a partial policy over the base and enforces DESIGN §8 bounds, integers only', () => {
+  it('merges a partial policy over the base and enforces the retry-policy bounds (max_retries 0..10, retry_delay_ms 100..30000), integers only', () => {
     expect(parseRetryPolicy(undefined)).toEqual({ max_retries: 3, retry_delay_ms: 1000 });
     expect(parseRetryPolicy({ max_retries: 0 }, { max_retries: 5, retry_delay_ms: 200 })).toEqual({ max_retries: 0, retry_delay_ms: 200 });
     expect(codeOf(() => parseRetryPolicy({ max_retries: 10.5 }))).toEqual(['INVALID_RETRY_POLICY', 'retry_policy.max_retries']);

@@ -5,7 +5,7 @@ import { InvalidRequestError } from '../common/errors/common.errors.js';
 import { InvalidEventTypesError, InvalidRetryPolicyError, InvalidWebhookUrlError } from './webhooks.errors.js';
 
 /**
- * The rules of a webhook's fields (issue 9, DESIGN §8), as pure functions: the DTOs only check that
+ * The rules of a webhook's fields (docs/API.md, "Outbound webhooks"), as pure functions: the DTOs only check that
  * the property is present, so that each rule fails with its own code and `field`.
  */
 
@@ -73,7 +73,7 @@ export function eventMatches(pattern: string, type: string): boolean {
   return pattern === '*' || pattern === type || (pattern.endsWith('.*') && type.startsWith(pattern.slice(0, -1)));
 }
 
-/** A full or partial policy; omitted keys come from `base`. Integers within DESIGN §8 bounds, no other keys. */
+/** A full or partial policy; omitted keys come from `base`. Integers within the policy's bounds (max_retries 0..10, retry_delay_ms 100..30000), no other keys. */
 export function parseRetryPolicy(value: unknown, base: RetryPolicy = DEFAULT_RETRY_POLICY): RetryPolicy {
   if (value === undefined) return { ...base };
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InvalidRetryPolicyError('retry_policy must be an object {max_retries, retry_delay_ms}');

@@ -12,7 +12,7 @@ export class RetryLater extends Error {
   }
 }
 
-/** Bull's custom backoff: the delay the attempt computed (DESIGN §8 formula, or Retry-After). */
+/** Bull's custom backoff: the delay the attempt computed (docs/API.md, "Outbound webhooks": the backoff formula, or Retry-After). */
 export function webhookBackoff(_attemptsMade: number, error: Error): number {
   return error instanceof RetryLater ? error.delayMs : 5000;
 }

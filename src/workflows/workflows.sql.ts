@@ -1,6 +1,6 @@
 /**
  * SQL fragments of the workflows table for the execution engine's hot statements, which touch
- * several modules' tables in one statement (STYLE §10; src/executions/README.md). Owned here, so
+ * several modules' tables in one statement (docs/ARCHITECTURE.md, "Table ownership"). Owned here, so
  * that the table's columns are named in this module only.
  */
 

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The README's "What is built and what is not yet" table stays true for the routes it names: each
+ * The README's "What is built and what is not yet" table names features (not issue numbers) and stays
+ * true for the routes it names: each
  * `METHOD /path` of a "built" row is served, each of a "not yet" row is not, according to
  * docs/ROUTES.md (generated from the controllers by src/auth/routes.spec.ts).
  */
@@ -34,6 +35,17 @@ describe("the README's status table", () => {
     const rows = statusRows();
     expect(rows.length).toBeGreaterThan(10);
     for (const row of rows) expect(['built', 'not yet'], row.feature).toContain(row.state);
+  });
+
+  it('names features, not issue numbers or dated runs (the history is in git)', () => {
+    for (const row of statusRows()) {
+      expect(row.feature, 'a feature, not an issue').not.toMatch(/\bissues? #?\d+|\bdefects? \d+/i);
+      expect(row.feature, 'a feature, not a design-card section').not.toMatch(/§/);
+    }
+    const readme = read('README.md');
+    const section = readme.slice(readme.indexOf('## What is built and what is not yet'));
+    const table = section.slice(0, section.indexOf('\n## ', 1));
+    expect(table, 'no dated figures in the status table: they belong in docs/PERFORMANCE.md').not.toMatch(/\b20\d\d-\d\d-\d\d\b/);
   });
 
   it('names routes that are served when built and not served when not yet', () => {

@@ -26,7 +26,7 @@ function expectPet400(res: Res) {
 }
 
 /**
- * Each request here used to answer 500 (issue 7). Raw JSON strings are sent as they were: the lone
+ * Each request here once answered 500. Raw JSON strings are sent as they were: the lone
  * surrogate escaped in the JSON text, which JSON.stringify would never produce.
  */
 describe('bad input is a 4xx, never a 500', () => {

@@ -9,7 +9,7 @@ import { formatFailure, fuzzOperation, settingsFromEnv, type Failure, type FuzzT
 import { createOrganization, RATE_LIMITS_OUT_OF_REACH, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 
 /**
- * The contract fuzzer (issue 7): every operation of the served /openapi.json, with valid and invalid
+ * The contract fuzzer (docs/DECISIONS.md, "Tests and tooling"): every operation of the served /openapi.json, with valid and invalid
  * requests, a Full Access key, a read-only key, an invalid key and none. Fails on a 5xx, an
  * undocumented status, a body off its schema, a leak (stack, SQL, path), a hang, or a secured
  * operation succeeding without the right credential.
@@ -207,7 +207,7 @@ describe('contract fuzzer', () => {
     settings.totalMs * 2 + SETUP_MS,
   );
 
-  // DESIGN §5: a method a path does not accept answers 405 with `Allow`, not 404. The document
+  // docs/API.md, "Errors": a method a path does not accept answers 405 with `Allow`, not 404. The document
   // lists what each path accepts, so every path is probed with methods it does not list.
   it('answers 405 with Allow to a method a path does not accept', async () => {
     const problems: string[] = [];

@@ -13,7 +13,7 @@ const FAQ = [{ question: 'How can I get a refund?', answer: 'Refunds are issued 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 
 /**
- * Durable executions (issue 12): retry of a failed execution, cancel of a running or waiting one,
+ * Durable executions: retry of a failed execution, cancel of a running or waiting one,
  * and a node's transient failures attempted again with back-off. The ai_response node answers
  * through a fake OpenAI-compatible provider on loopback whose answers the tests script: a 503 is a
  * transient failure, and a held request keeps a run in progress.

@@ -8,7 +8,7 @@ import { createOrganization, startTestApp, type TestApp, type TestOrganization }
 import { waitFor } from '../utils/wait-for.js';
 
 /**
- * Faults survived (issue 12): PostgreSQL restarted while the API is under load. The cluster is
+ * Faults survived: PostgreSQL restarted while the API is under load. The cluster is
  * the test's own (initdb in a temporary directory, its own port); the shared one on 5432 is
  * never touched. While it is down requests fail fast with 503 SERVICE_UNAVAILABLE and
  * Retry-After (no hang, no 500 with a driver message) and readiness says not ready; once it is

@@ -11,7 +11,7 @@ import { waitFor } from '../utils/wait-for.js';
 import { WorkerProcess } from '../utils/worker-process.js';
 
 /**
- * Faults survived (issue 12): Redis stopped for 10 s while inbound messages keep arriving.
+ * Faults survived: Redis stopped for 10 s while inbound messages keep arriving.
  * Redis here is the test's own (it comes back empty, as one without persistence does); the shared
  * one on 6379 is never touched. No 5xx but a documented 503 with Retry-After; every accepted
  * message's execution completes once Redis is back (queued again by the API, whose jobs could

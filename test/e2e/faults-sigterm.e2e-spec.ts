@@ -9,7 +9,7 @@ import { waitFor } from '../utils/wait-for.js';
 import { WorkerProcess } from '../utils/worker-process.js';
 
 /**
- * Faults survived (issue 12): SIGTERM to an API process and a worker process under load. The API
+ * Faults survived: SIGTERM to an API process and a worker process under load. The API
  * stops accepting, finishes the requests in flight and exits 0 within 10 s; the worker, whose runs
  * wait on a slow AI provider longer than its SHUTDOWN_TIMEOUT, hands them back to the queue and
  * exits 0; another worker finishes them, each message sent once.

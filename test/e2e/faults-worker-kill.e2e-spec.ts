@@ -9,7 +9,7 @@ import { WorkerProcess } from '../utils/worker-process.js';
 const EXECUTIONS = 200;
 
 /**
- * Faults survived (issue 12): a worker killed with SIGKILL while it runs a batch of 200
+ * Faults survived: a worker killed with SIGKILL while it runs a batch of 200
  * executions, some of them between their first message and their AI answer. A second worker
  * finishes every one, and each message is sent exactly once.
  */

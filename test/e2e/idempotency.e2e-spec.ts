@@ -10,7 +10,7 @@ import { createWorkflow } from '../factories/workflows.js';
 import { createOrganization, RATE_LIMITS_OUT_OF_REACH, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 
 /**
- * Idempotency-Key on POST under /v1 (issue 12): a retry after a lost answer replays it instead of
+ * Idempotency-Key on POST under /v1 (docs/API.md, "Idempotency keys"): a retry after a lost answer replays it instead of
  * starting a workflow twice. Two API instances share the Redis prefix, as two processes would.
  */
 describe('Idempotency-Key', () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTrigger } from '../factories/triggers.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 
-// The OpenAPI document says exactly what the server does (issue 7): checked on the document the
+// The OpenAPI document says exactly what the server does: checked on the document the
 // running app serves, so that every route added later is held to it without a test of its own.
 
 type Schema = Record<string, unknown> & {
@@ -46,7 +46,7 @@ interface Document {
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 const PUBLIC_PATHS = /^\/($|health\/|pet\b|v1\/hooks\/|oauth\/|\.well-known\/)/;
-/** The OAuth endpoints answer RFC 6749's error shape (DESIGN §4). */
+/** The OAuth endpoints answer RFC 6749's error shape (docs/API.md, "OAuth 2.0"). */
 const OAUTH_PATHS = /^\/(oauth|\.well-known)\//;
 const run = promisify(execFile);
 

@@ -25,7 +25,7 @@ describe('common layer and operations', () => {
         expect(res.body.error.code).toBe('NOT_FOUND');
         expect(res.body.error.message).toEqual(expect.any(String));
       }
-      // A known path with a method it does not have is 405 with Allow (issue 7), not a 404.
+      // A known path with a method it does not have is 405 with Allow, not a 404.
       const patch = await t.http.patch('/v1/workflows').set(org.auth()).send({});
       expect(patch.status).toBe(405);
       expect(patch.body.error.code).toBe('METHOD_NOT_ALLOWED');
@@ -245,7 +245,7 @@ describe('common layer and operations', () => {
       components: { schemas: Record<string, unknown>; securitySchemes?: Record<string, { type: string; scheme?: string }> };
     };
     const METHODS = ['get', 'post', 'put', 'delete', 'patch'];
-    // Routes under /v1 that take no bearer credential by design (DESIGN §7: inbound webhooks are signed instead).
+    // Routes under /v1 that take no bearer credential by design (inbound webhooks are signed instead; docs/API.md, "Inbound endpoints").
     const BEARERLESS_V1 = /^\/v1\/hooks\//;
     let doc: OpenApi;
 

@@ -66,7 +66,7 @@ function expectRefused(res: Res, policy: string, limit: number) {
   expectLimitHeaders(res, policy, limit, 0);
 }
 
-describe('rate limits (DESIGN §10)', () => {
+describe('rate limits (docs/API.md)', () => {
   describe('route classes, per credential, lowered by configuration', () => {
     let t: TestApp;
     const FIGURES = { RATE_LIMIT_PER_CREDENTIAL: '12', RATE_LIMIT_READ: '3', RATE_LIMIT_WRITE: '2', RATE_LIMIT_DELETE: '2', RATE_LIMIT_EXECUTION: '2' };

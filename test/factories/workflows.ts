@@ -2,7 +2,7 @@ import type { TestApp, TestOrganization } from '../utils/test-app.js';
 
 let counter = 0;
 
-/** A form node asking an optional `rating` (1–5) and `nps` (0–10): what satisfaction and NPS are computed from (DESIGN §9). */
+/** A form node asking an optional `rating` (1–5) and `nps` (0–10): what satisfaction and NPS are computed from (docs/DECISIONS.md, "Analytics", "Definitions"). */
 export const SURVEY_FORM = {
   id: 'survey',
   type: 'form',

@@ -28,7 +28,7 @@ export function deepJson(levels: number, kind: 'object' | 'array'): string {
 
 /** Strings that are trouble somewhere between the socket and the database. */
 export const badStrings: fc.Arbitrary<string> = fc.oneof(
-  // What PostgreSQL refuses to store (issue 7: NUL → 22021, lone surrogate → 22P05), alone or inside text.
+  // What PostgreSQL refuses to store (NUL → 22021, lone surrogate → 22P05), alone or inside text.
   {
     weight: 4,
     arbitrary: fc.constantFrom(

@@ -130,7 +130,7 @@ export class ResponseChecker {
     const { operation } = context;
     const problems: string[] = [];
     if (response.status >= 500) problems.push(`server error ${response.status}`);
-    // The access rules (DESIGN §4): a secured operation never succeeds without a valid credential,
+    // The access rules (docs/API.md, "Authentication"): a secured operation never succeeds without a valid credential,
     // and a read-only key never changes anything. (A 4xx other than 401/403 may come first: the
     // body is parsed before the credential is checked.)
     if (operation.secured && response.status < 400 && (context.credential === 'none' || context.credential === 'invalid')) {

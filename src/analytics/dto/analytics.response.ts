@@ -73,7 +73,7 @@ export class WorkflowAnalyticsResponse {
   @ApiPropertyOptional({ type: WorkflowAnalyticsGroups, description: 'Present with group_by' }) groups?: WorkflowAnalyticsGroups;
 }
 
-/** The error bound of the percentiles of `/performance` (migration PerformanceRollups, docs/DECISIONS.md "Performance rollups (wt-perf)"). */
+/** The error bound of the percentiles of `/performance` (migration PerformanceRollups, docs/DECISIONS.md "Analytics", "Percentiles within a stated bound"). */
 export const PERCENTILE_BOUND =
   'percentile_cont semantics (interpolated between the two nearest ranks), within 0.9901 % of the exact value: the whole UTC days of the period are read from a ' +
   'stored duration histogram (exact buckets below 100 ms, log-scale buckets of ratio 1.02 above, each reported as the harmonic mean of its bounds, ' +

@@ -13,7 +13,7 @@ import { FilesRepository, type AnalyticsFileRow } from './files.repository.js';
 import { writePdfReport } from './pdf-report.js';
 import { reportColumns, reportSql, type ReportGroup, type ReportMetric, type ReportRow } from './report-data.js';
 
-/** How long a completed file is served (DESIGN §9). */
+/** How long a completed file is served (docs/API.md: 7 days). */
 export const FILE_LIFE_MS = 7 * 86_400_000;
 const CURSOR_BATCH = 500;
 

@@ -17,9 +17,9 @@ const MAX_CACHED_CLIENTS = 10_000;
 const MAX_CACHED_TOKENS = 10_000;
 /** Longer than any token an RSA-8192 signature and a sane claim set make; refused before any parsing. */
 const MAX_TOKEN_LENGTH = 8192;
-/** Allowed clock difference between the client and us (DESIGN §4). */
+/** Allowed clock difference between the client and us (docs/API.md, "JWT clients"). */
 export const CLOCK_SKEW_SECONDS = 60;
-/** Longest allowed lifetime, exp − iat (DESIGN §4). */
+/** Longest allowed lifetime, exp − iat (docs/API.md, "JWT clients"). */
 export const MAX_LIFETIME_SECONDS = 3600;
 /** A compact JWS: three base64url segments, the header a JSON object ("eyJ" is `{"`). */
 const JWT_SHAPE = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/;
@@ -35,7 +35,7 @@ interface CachedClient {
 }
 
 /**
- * Resolves JWTs signed by registered server-to-server clients (DESIGN §4): asymmetric algorithms
+ * Resolves JWTs signed by registered server-to-server clients (docs/API.md, "JWT clients"): asymmetric algorithms
  * only, and only those the registered key's type allows (so `none` and HMAC, including HS256
  * "signed" with the public key, never verify); aud = JWT_AUDIENCE, iss = application id, exp and
  * iat required, lifetime ≤ 1 h, 60 s skew; a jti is accepted once within the token's life.

@@ -35,7 +35,7 @@ interface SigningKey {
   /**
    * A KeyObject, not a Buffer: given a Buffer, jsonwebtoken first tries to parse it as a PEM/DER
    * private or public key and catches the failure, which cost ~50x the HMAC itself (measured:
-   * ~6 ms vs ~0.14 ms per verify on the loaded dev machine; docs/PERFORMANCE.md).
+   * ~6 ms vs ~0.14 ms per verify on the loaded dev machine).
    */
   secret: KeyObject;
 }

@@ -42,7 +42,7 @@ export class OAuthTokenResolver implements CredentialResolver, OnModuleInit, OnM
   /**
    * Tokens whose signature already verified → their claims, until they expire. A repeated bearer
    * token then costs a Map lookup instead of an HMAC and two JSON parses (~0.15 ms on the loaded
-   * dev machine; docs/PERFORMANCE.md). Revocation and the client are still checked on every request.
+   * dev machine). Revocation and the client are still checked on every request.
    */
   private readonly verified = new Map<string, AccessTokenClaims>();
   /** Revoked id → when its tokens expire anyway (ms), after which it is forgotten. */

@@ -41,7 +41,7 @@ const CLIENT_AUTH_FIELDS = {
 };
 
 /**
- * The OAuth 2.0 endpoints outside /v1 (DESIGN §4). Errors are rendered `{error, error_description}`
+ * The OAuth 2.0 endpoints outside /v1 (docs/API.md, "OAuth 2.0"). Errors are rendered `{error, error_description}`
  * by the global filter for every /oauth/* path; the authorization endpoint answers HTML pages and
  * redirects itself.
  */

@@ -53,7 +53,7 @@ export interface ClientCredentials {
 }
 
 /**
- * The authorization server of DESIGN §4 (RFC 6749, 7636, 7009, 7662, 9207, BCP RFC 9700):
+ * The authorization server of docs/API.md, "OAuth 2.0" (RFC 6749, 7636, 7009, 7662, 9207, BCP RFC 9700):
  * authorization requests, codes (hashed, single use, bound to client, redirect URI and PKCE
  * challenge, 10 minutes), token issuance with refresh-token rotation per grant, reuse detection
  * that revokes the grant, revocation and introspection.

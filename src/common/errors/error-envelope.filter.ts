@@ -11,7 +11,7 @@ import { DomainError } from './domain-error.js';
 
 /** Paths whose clients expect the sample pet-store envelope `{code, message}` instead of `{error}`. */
 const PET_STORE_PATH = /^\/pet(\/|$)/;
-/** Paths whose clients are OAuth libraries, expecting RFC 6749's `{error, error_description}` (DESIGN §4). */
+/** Paths whose clients are OAuth libraries, expecting RFC 6749's `{error, error_description}` (docs/API.md, "OAuth 2.0"). */
 export const OAUTH_PATH = /^\/(oauth|\.well-known)(\/|$)/;
 
 interface BodyParserError {
@@ -48,7 +48,7 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
       this.logger.error({ err: exception, requestId: req.id, path: req.originalUrl }, 'Request failed');
     }
     if (res.headersSent) return;
-    // Answered before the guards (body parsers, unknown routes): counted now, with the tightest limit's headers (DESIGN §10).
+    // Answered before the guards (body parsers, unknown routes): counted now, with the tightest limit's headers (docs/API.md, "Rate limits").
     if (this.earlyLimits?.applies(req)) {
       void this.earlyLimits.count(req).then(
         (headers) => this.render(req, res, error, headers),

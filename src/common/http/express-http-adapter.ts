@@ -20,7 +20,7 @@ interface ExpressPrototypes {
  * passport's seven, our `req.id`, `req.principal`, ... about 40 per request (`node --log-maps`),
  * and every property access on them meets a map never seen before (megamorphic caches). When the
  * object already has that prototype, `setPrototypeOf` changes nothing and the maps are shared
- * from the first request on. docs/PERFORMANCE.md, wt-read.
+ * from the first request on. docs/DECISIONS.md, "Platform and HTTP", "Per-request layers".
  */
 export class ExpressHttpAdapter extends ExpressAdapter {
   override initHttpServer(options: NestApplicationOptions): void {

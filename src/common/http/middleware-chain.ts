@@ -9,7 +9,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
  * layer, not per middleware's work: it parses the URL again, builds a match (three objects) and a
  * parameter-processing closure, and calls the layer through its promise check. For the eight
  * middlewares of createHttpApp, most of which do next to nothing on a GET, that was more
- * allocation and CPU than the middlewares themselves (docs/PERFORMANCE.md, wt-speed). Here a
+ * allocation and CPU than the middlewares themselves (docs/DECISIONS.md, "Platform and HTTP", "Per-request layers"). Here a
  * request costs one closure.
  */
 export function middlewareChain(middlewares: readonly RequestHandler[]): RequestHandler {

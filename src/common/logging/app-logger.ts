@@ -13,7 +13,7 @@ export abstract class RootLogger {
  * Nest's LoggerService over the root pino logger: `new Logger('Context').log(message)` anywhere in
  * the service becomes one JSON line `{"level":30,"context":"Context","msg":"message",…}`, and an
  * error with a stack becomes `err`. The same lines nestjs-pino's `Logger` wrote, without the package
- * (its releases for Nest 12 require Node 22; see docs/DECISIONS.md, "Node 20").
+ * (its releases for Nest 12 require Node 22; see docs/DECISIONS.md, "Platform and HTTP", "Configuration surface and Node 20").
  */
 @Injectable()
 export class AppLogger implements LoggerService {

@@ -95,7 +95,7 @@ export class PetResponse {
   }
 }
 
-/** The sample's error envelope (DESIGN §11): the HTTP status as `code`. */
+/** The sample's error envelope (docs/API.md, "Errors"): the HTTP status as `code`. */
 export class PetErrorResponse {
   @ApiProperty({ type: 'integer', example: 404 }) code: number;
   @ApiProperty({ example: 'Pet not found' }) message: string;

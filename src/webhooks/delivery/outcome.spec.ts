@@ -3,7 +3,7 @@ import { outcomeOf, parseRetryAfter, retryDelayMs } from './outcome.js';
 
 describe('outcomeOf', () => {
   const at = (statusCode: number | null) => outcomeOf({ statusCode, responseTimeMs: 1, error: null });
-  it('follows DESIGN §8', () => {
+  it('follows the delivery rules of docs/API.md', () => {
     expect(at(200)).toBe('delivered');
     expect(at(204)).toBe('delivered');
     for (const code of [400, 401, 403, 404, 409, 410, 422, 301, 302]) expect(at(code)).toBe('failed');

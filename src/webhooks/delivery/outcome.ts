@@ -16,7 +16,7 @@ export const MAX_RETRY_DELAY_MS = 30_000;
 export type Outcome = 'delivered' | 'retry' | 'failed';
 
 /**
- * DESIGN §8: 2xx delivered; 408, 429, 5xx, timeouts and network errors retried; every other answer
+ * docs/API.md, "Outbound webhooks": 2xx delivered; 408, 429, 5xx, timeouts and network errors retried; every other answer
  * (other 4xx, 3xx since redirects are not followed, 1xx) failed without retry; refused targets failed.
  */
 export function outcomeOf(result: AttemptResult): Outcome {

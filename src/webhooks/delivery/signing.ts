@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 
-/** The JSON body of a delivery (DESIGN §8). */
+/** The JSON body of a delivery (docs/API.md, "Outbound webhooks"). */
 export interface DeliveryPayload {
   id: string;
   type: string;

@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
  * Which IP addresses a webhook delivery may reach. Pure functions over the address text: no DNS,
  * no sockets, so every range is unit-tested without traffic.
  *
- * Blocked (DESIGN §8 and issue 9): loopback, RFC 1918 private, link-local (incl. the cloud metadata
+ * Blocked (docs/API.md, "Outbound webhooks", targets): loopback, RFC 1918 private, link-local (incl. the cloud metadata
  * address 169.254.169.254), CGNAT 100.64/10, 0/8 "this network", IETF protocol assignments 192.0.0/24,
  * benchmarking 198.18/15, the documentation ranges, 6to4 relay anycast, multicast, reserved 240/4 and
  * broadcast; IPv6 unspecified and loopback, ULA fc00::/7, link-local fe80::/10, the deprecated

@@ -45,7 +45,7 @@ export class WorkflowDetailResponse extends WorkflowSummaryResponse {
 
   static override from(w: Workflow): WorkflowDetailResponse {
     // Not `{ ...summary, configuration }`: V8 gives an object spread's copy a hidden class of its
-    // own each time, and adding a property to it makes another (docs/PERFORMANCE.md, wt-read).
+    // own each time, and adding a property to it makes another (docs/DECISIONS.md, "Platform and HTTP", "Per-request layers").
     const detail = WorkflowSummaryResponse.from(w) as WorkflowDetailResponse;
     detail.configuration = w.configuration;
     return detail;

@@ -14,7 +14,7 @@ export interface PostProcessOptions {
   bearerScheme: string;
 }
 
-/** The rate-limit headers (DESIGN §10), declared once and referenced by every limited response. */
+/** The rate-limit headers (docs/API.md, "Rate limits"), declared once and referenced by every limited response. */
 export const RATE_LIMIT_HEADERS: Record<string, { description: string; schema: SchemaObject }> = {
   'X-RateLimit-Limit': { description: 'Allowance of the tightest limit that applies to this request', schema: { type: 'integer', minimum: 1 } },
   'X-RateLimit-Remaining': { description: 'Requests left in that limit\'s window', schema: { type: 'integer', minimum: 0 } },
