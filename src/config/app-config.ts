@@ -14,7 +14,7 @@ export class AppConfig {
   readonly jwtAudience?: string;
   /** The first of tokenSigningKeys: the key that signs and seals. */
   readonly tokenSigningKey?: string;
-  /** TOKEN_SIGNING_KEY split on commas, newest (signing) first; every one verifies. Empty when unset. */
+  /** TOKEN_SIGNING_KEY split on commas, newest (signing) first; every one verifies. Empty when unset (then SigningKeys holds the generated key). */
   readonly tokenSigningKeys: string[];
   readonly oauthLogin: { attemptsPerIp: number; attemptsPerEmail: number; windowSeconds: number };
   readonly webhookAllowPrivateTargets: boolean;

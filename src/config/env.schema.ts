@@ -54,7 +54,7 @@ export class EnvVars {
   @Matches(/^[A-Za-z0-9_.:-]{1,64}$/, { message: 'REDIS_KEY_PREFIX must be 1-64 characters of A-Z a-z 0-9 _ . : -' })
   REDIS_KEY_PREFIX: string = 'was';
 
-  /** `production` requires TOKEN_SIGNING_KEY; any other value (development, test) allows a fixed development key. */
+  /** `production` requires TOKEN_SIGNING_KEY; elsewhere (development, test) a key generated per deployment is used without it. */
   @IsOptional()
   @IsString()
   NODE_ENV: string = 'development';
@@ -90,7 +90,8 @@ export class EnvVars {
 
   /**
    * One key, or several separated by commas for rotation: the first signs (access tokens, sealed
-   * secrets), every one verifies. Each at least 32 characters (checked in AppConfig).
+   * secrets), every one verifies. Each at least 32 characters (checked in AppConfig). Unset: a random
+   * key generated once per deployment and kept in PostgreSQL (src/common/crypto/signing-keys.ts).
    */
   @IsOptional()
   @IsString()
