@@ -50,6 +50,8 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
   // Express would hash every JSON body (SHA-1) to offer an ETag. API clients do not send
   // If-None-Match, and a 304 still costs the whole query and serialisation, so it is pure overhead.
   app.set('etag', false);
+  // TRUST_PROXY: which proxies' X-Forwarded-For names the client (`req.ip`, counted by the per-address limits); off by default.
+  app.set('trust proxy', config.trustProxy);
   const drain = new HttpDrain();
   drains.set(app, drain);
   // Every middleware before the routes, in this order, as one Express layer (see middlewareChain).

@@ -118,6 +118,16 @@ export class EnvVars {
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'OAUTH_LOGIN_WINDOW must be a duration such as 900, 15m or 1h' })
   OAUTH_LOGIN_WINDOW: string = '15m';
 
+  /**
+   * Express's `trust proxy`: which reverse proxies' X-Forwarded-For names the client, for every
+   * per-address limit. Unset: none (the socket address is the client). A hop count (1-10), or a
+   * comma-separated list of addresses, CIDRs, `loopback`, `linklocal`, `uniquelocal` (checked in AppConfig).
+   */
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  TRUST_PROXY?: string;
+
   @Transform(toBoolean)
   @IsBoolean({ message: 'WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false' })
   WEBHOOK_ALLOW_PRIVATE_TARGETS: boolean = false;
