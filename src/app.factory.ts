@@ -17,6 +17,7 @@ import { middlewareChain } from './common/http/middleware-chain.js';
 import { HttpDrain } from './common/http/http-drain.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
 import { requestLogMiddleware } from './common/http/request-log.middleware.js';
+import { securityHeadersMiddleware } from './common/http/security-headers.middleware.js';
 import type { AppConfig } from './config/app-config.js';
 import { metricsMiddleware } from './metrics/metrics.middleware.js';
 import { PetErrorResponse } from './pets/dto/pet.dto.js';
@@ -59,6 +60,8 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
     middlewareChain([
       // Before the body parsers, so that a request refused while parsing still has an id and a log line.
       requestIdMiddleware,
+      // nosniff on every answer, HSTS when PUBLIC_BASE_URL is https, no framing of /docs.
+      securityHeadersMiddleware(config.publicBaseUrl),
       // Answers 503 with Connection: close once SIGTERM has come (closeOnSignals).
       drain.middleware,
       requestLogMiddleware(app.get(RootLogger).logger),
