@@ -24,6 +24,7 @@ import { ExecutionRetries1769300000000 } from './1769300000000-ExecutionRetries.
 import { WorkflowMessageTriggers1769600000000 } from './1769600000000-WorkflowMessageTriggers.js';
 import { RunningByWorkflow1769700000000 } from './1769700000000-RunningByWorkflow.js';
 import { EngagementDaySets1769800000000 } from './1769800000000-EngagementDaySets.js';
+import { ServiceKeys1769910000000 } from './1769910000000-ServiceKeys.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -50,4 +51,5 @@ export const MIGRATIONS = [
   WorkflowMessageTriggers1769600000000,
   RunningByWorkflow1769700000000,
   EngagementDaySets1769800000000,
+  ServiceKeys1769910000000,
 ];

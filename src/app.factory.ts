@@ -17,6 +17,7 @@ import { middlewareChain } from './common/http/middleware-chain.js';
 import { HttpDrain } from './common/http/http-drain.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
 import { requestLogMiddleware } from './common/http/request-log.middleware.js';
+import { securityHeadersMiddleware } from './common/http/security-headers.middleware.js';
 import type { AppConfig } from './config/app-config.js';
 import { metricsMiddleware } from './metrics/metrics.middleware.js';
 import { PetErrorResponse } from './pets/dto/pet.dto.js';
@@ -50,6 +51,8 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
   // Express would hash every JSON body (SHA-1) to offer an ETag. API clients do not send
   // If-None-Match, and a 304 still costs the whole query and serialisation, so it is pure overhead.
   app.set('etag', false);
+  // TRUST_PROXY: which proxies' X-Forwarded-For names the client (`req.ip`, counted by the per-address limits); off by default.
+  app.set('trust proxy', config.trustProxy);
   const drain = new HttpDrain();
   drains.set(app, drain);
   // Every middleware before the routes, in this order, as one Express layer (see middlewareChain).
@@ -57,6 +60,8 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
     middlewareChain([
       // Before the body parsers, so that a request refused while parsing still has an id and a log line.
       requestIdMiddleware,
+      // nosniff on every answer, HSTS when PUBLIC_BASE_URL is https, no framing of /docs.
+      securityHeadersMiddleware(config.publicBaseUrl),
       // Answers 503 with Connection: close once SIGTERM has come (closeOnSignals).
       drain.middleware,
       requestLogMiddleware(app.get(RootLogger).logger),

@@ -44,6 +44,7 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   execution_answers: 'analytics',
   analytics_files: 'analytics',
   analytics_file_chunks: 'analytics',
+  service_keys: 'common',
 };
 
 /**

@@ -8,6 +8,7 @@ import { ApiKeysService } from './auth/api-keys/api-keys.service.js';
 import { AuthModule } from './auth/auth.module.js';
 import { OrganizationsService } from './auth/organizations/organizations.service.js';
 import { UsersService } from './auth/users/users.service.js';
+import { CryptoModule } from './common/crypto/crypto.module.js';
 import { isUuid } from './common/ids/uuid.js';
 import { DomainError } from './common/errors/domain-error.js';
 import { AppConfig } from './config/app-config.js';
@@ -29,7 +30,7 @@ class CliModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: CliModule,
-      imports: [ConfigModule.forRoot(config), TypeOrmModule.forRoot(dataSourceOptions(config)), RedisModule, AuthModule],
+      imports: [ConfigModule.forRoot(config), TypeOrmModule.forRoot(dataSourceOptions(config)), RedisModule, CryptoModule, AuthModule],
     };
   }
 }

@@ -1,4 +1,5 @@
 import { ConfigError, EnvVars, parseDuration, validateEnv, type AppRole, type LogLevel } from './env.schema.js';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 /** The typed, validated configuration every module receives through DI. */
 export class AppConfig {
@@ -14,8 +15,10 @@ export class AppConfig {
   readonly jwtAudience?: string;
   /** The first of tokenSigningKeys: the key that signs and seals. */
   readonly tokenSigningKey?: string;
-  /** TOKEN_SIGNING_KEY split on commas, newest (signing) first; every one verifies. Empty when unset. */
+  /** TOKEN_SIGNING_KEY split on commas, newest (signing) first; every one verifies. Empty when unset (then SigningKeys holds the generated key). */
   readonly tokenSigningKeys: string[];
+  /** Express's `trust proxy` (TRUST_PROXY): false, a hop count, or trusted proxy addresses and ranges. */
+  readonly trustProxy: TrustProxy;
   readonly oauthLogin: { attemptsPerIp: number; attemptsPerEmail: number; windowSeconds: number };
   readonly webhookAllowPrivateTargets: boolean;
   readonly rateLimitsEnabled: boolean;
@@ -89,6 +92,9 @@ export class AppConfig {
       throw new ConfigError('Invalid configuration:\n  TOKEN_SIGNING_KEY: required when NODE_ENV=production (one or more comma-separated keys of at least 32 characters; the first signs)');
     }
     this.tokenSigningKey = this.tokenSigningKeys[0];
+    const trustProxy = parseTrustProxy(env.TRUST_PROXY);
+    if (typeof trustProxy === 'object' && !Array.isArray(trustProxy)) throw new ConfigError(`Invalid configuration:\n  TRUST_PROXY: ${trustProxy.error}`);
+    this.trustProxy = trustProxy;
     this.oauthLogin = {
       attemptsPerIp: env.OAUTH_LOGIN_ATTEMPTS_PER_IP,
       attemptsPerEmail: env.OAUTH_LOGIN_ATTEMPTS_PER_EMAIL,

@@ -54,7 +54,7 @@ export class EnvVars {
   @Matches(/^[A-Za-z0-9_.:-]{1,64}$/, { message: 'REDIS_KEY_PREFIX must be 1-64 characters of A-Z a-z 0-9 _ . : -' })
   REDIS_KEY_PREFIX: string = 'was';
 
-  /** `production` requires TOKEN_SIGNING_KEY; any other value (development, test) allows a fixed development key. */
+  /** `production` requires TOKEN_SIGNING_KEY; elsewhere (development, test) a key generated per deployment is used without it. */
   @IsOptional()
   @IsString()
   NODE_ENV: string = 'development';
@@ -90,7 +90,8 @@ export class EnvVars {
 
   /**
    * One key, or several separated by commas for rotation: the first signs (access tokens, sealed
-   * secrets), every one verifies. Each at least 32 characters (checked in AppConfig).
+   * secrets), every one verifies. Each at least 32 characters (checked in AppConfig). Unset: a random
+   * key generated once per deployment and kept in PostgreSQL (src/common/crypto/signing-keys.ts).
    */
   @IsOptional()
   @IsString()
@@ -116,6 +117,16 @@ export class EnvVars {
   @IsString()
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'OAUTH_LOGIN_WINDOW must be a duration such as 900, 15m or 1h' })
   OAUTH_LOGIN_WINDOW: string = '15m';
+
+  /**
+   * Express's `trust proxy`: which reverse proxies' X-Forwarded-For names the client, for every
+   * per-address limit. Unset: none (the socket address is the client). A hop count (1-10), or a
+   * comma-separated list of addresses, CIDRs, `loopback`, `linklocal`, `uniquelocal` (checked in AppConfig).
+   */
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  TRUST_PROXY?: string;
 
   @Transform(toBoolean)
   @IsBoolean({ message: 'WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false' })

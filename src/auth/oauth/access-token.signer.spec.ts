@@ -1,11 +1,13 @@
 import { JwtService } from '@nestjs/jwt';
 import { describe, expect, it } from 'vitest';
+import { configuredSigningKeys } from '../../common/crypto/signing-keys.js';
 import { AppConfig } from '../../config/app-config.js';
 import { AccessTokenSigner, isAccessTokenShape } from './access-token.signer.js';
 
 const OLD = 'old-key-0123456789abcdef0123456789abcdef';
 const NEW = 'new-key-fedcba9876543210fedcba9876543210';
-const signer = (keys: string) => new AccessTokenSigner(new JwtService({}), AppConfig.fromEnv({}, { TOKEN_SIGNING_KEY: keys, PUBLIC_BASE_URL: 'https://api.example.com' }));
+const signerFor = (config: AppConfig) => new AccessTokenSigner(new JwtService({}), config, configuredSigningKeys(config.tokenSigningKeys));
+const signer = (keys: string) => signerFor(AppConfig.fromEnv({}, { TOKEN_SIGNING_KEY: keys, PUBLIC_BASE_URL: 'https://api.example.com' }));
 const claims = { sub: 'user-1', org: 'org-1', client_id: 'client-1', scope: 'workflows:read', gid: 'grant-1' };
 const part = (token: string, i: number) => JSON.parse(Buffer.from(token.split('.')[i] as string, 'base64url').toString()) as Record<string, unknown>;
 
@@ -40,7 +42,7 @@ describe('AccessTokenSigner', () => {
     expect(s.verify(`${h}.${b64({ ...payload, scope: 'workflows:delete' })}.${sig}`)).toBeNull();
     expect(s.verify(`${b64({ alg: 'none', typ: 'at+jwt', kid: s.currentKid })}.${p}.`)).toBeNull();
     expect(s.verify(`${b64({ ...part(token, 0), kid: 'unknown' })}.${p}.${sig}`)).toBeNull();
-    const otherIssuer = new AccessTokenSigner(new JwtService({}), AppConfig.fromEnv({}, { TOKEN_SIGNING_KEY: OLD, PUBLIC_BASE_URL: 'https://other.example.com' }));
+    const otherIssuer = signerFor(AppConfig.fromEnv({}, { TOKEN_SIGNING_KEY: OLD, PUBLIC_BASE_URL: 'https://other.example.com' }));
     expect(otherIssuer.verify(token)).toBeNull();
     const expired = new JwtService({}).sign({ ...claims, iss: 'https://api.example.com', jti: 'j', iat: 1, exp: 2 }, { secret: (s as unknown as { keys: { secret: Buffer }[] }).keys[0]?.secret, algorithm: 'HS256', header: { alg: 'HS256', typ: 'at+jwt', kid: s.currentKid } });
     expect(s.verify(expired)).toBeNull();

@@ -1,9 +1,10 @@
 import { createSecretKey, hkdfSync, randomUUID, type KeyObject } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
+import { SigningKeys } from '../../common/crypto/signing-keys.js';
 import { AppConfig } from '../../config/app-config.js';
 
-/** The only algorithm of our own access tokens: HMAC-SHA256 with a key derived from TOKEN_SIGNING_KEY. */
+/** The only algorithm of our own access tokens: HMAC-SHA256 with a key derived from the signing key material (SigningKeys). */
 export const ACCESS_TOKEN_ALGORITHM = 'HS256';
 /** RFC 9068's media type for JWT access tokens, in the `typ` header: how the bearer strategy tells them from client JWTs. */
 export const ACCESS_TOKEN_TYPE = 'at+jwt';
@@ -13,7 +14,6 @@ const HKDF_SALT = 'workflow-automation-service';
 const SIGNING_INFO = 'oauth-access-token/v1 hs256';
 const KID_INFO = 'oauth-access-token/v1 kid';
 const CSRF_INFO = 'oauth-consent-csrf/v1 hmac';
-const DEVELOPMENT_KEY_MATERIAL = 'workflow-automation-service insecure development key';
 
 /** The claims of an access token, as issued and as verified. */
 export interface AccessTokenClaims {
@@ -45,14 +45,14 @@ const asSecret = (key: KeyObject) => key as unknown as Buffer;
 
 /**
  * Signs and verifies the service's own OAuth access tokens with @nestjs/jwt's JwtService. Each key
- * of TOKEN_SIGNING_KEY (comma-separated, newest first) gives an HMAC key and a `kid`, both derived
+ * material of SigningKeys (TOKEN_SIGNING_KEY's keys, newest first, or the deployment's generated
+ * key; never a constant) gives an HMAC key and a `kid`, both derived
  * with HKDF under infos of their own (the secret box derives its key from the same material under
  * another info, so they never share a key). The first key signs; a token verifies under the key its
  * `kid` names, if that key is still configured, so keys rotate without logging anyone out.
  */
 @Injectable()
 export class AccessTokenSigner {
-  private readonly logger = new Logger(AccessTokenSigner.name);
   private readonly keys: SigningKey[];
   private readonly byKid: Map<string, SigningKey>;
   readonly issuer: string;
@@ -62,9 +62,9 @@ export class AccessTokenSigner {
   constructor(
     private readonly jwt: JwtService,
     config: AppConfig,
+    signingKeys: SigningKeys,
   ) {
-    const materials = config.tokenSigningKeys.length > 0 ? config.tokenSigningKeys : [DEVELOPMENT_KEY_MATERIAL];
-    if (config.tokenSigningKeys.length === 0) this.logger.warn('TOKEN_SIGNING_KEY is not set: OAuth access tokens are signed with a fixed development key. Set TOKEN_SIGNING_KEY in production.');
+    const materials = signingKeys.materials;
     this.keys = materials.map(deriveSigningKey);
     this.byKid = new Map(this.keys.map((k) => [k.kid, k]));
     this.issuer = config.publicBaseUrl;

@@ -22,7 +22,14 @@ const RELOAD_INTERVAL_MS = 60_000;
 interface CachedClient {
   name: string;
   organizationId: string;
+  /** The scopes the client is registered with now: a token never gets more, whatever its claim says. */
+  scopes: ReadonlySet<string>;
   expiresAt: number;
+}
+
+/** The token's scope claim, narrowed to the scopes its client is registered with (in the claim's order). */
+export function grantedScopes(claimed: string, registered: ReadonlySet<string>): string[] {
+  return [...new Set(claimed.split(' '))].filter((s) => s !== '' && registered.has(s));
 }
 
 /**
@@ -97,25 +104,33 @@ export class OAuthTokenResolver implements CredentialResolver, OnModuleInit, OnM
   }
 
   async resolve(token: string): Promise<Principal | null> {
-    const claims = await this.validClaims(token);
-    if (!claims) return null;
-    const client = await this.client(claims.client_id, claims.org);
-    if (!client) return null;
+    const valid = await this.valid(token);
+    if (!valid) return null;
+    const { claims, client } = valid;
     return {
       credentialType: 'oauth',
       credentialId: claims.client_id,
       name: client.name,
       organizationId: claims.org,
-      scopes: claims.scope === '' ? [] : claims.scope.split(' '),
+      scopes: grantedScopes(claims.scope, client.scopes),
       userId: claims.sub,
     };
   }
 
-  /** The claims of a token that verifies and is neither revoked nor of a deleted client (introspection too). */
+  /**
+   * The claims of a token that verifies and is neither revoked nor of a deleted client (introspection
+   * too), its `scope` narrowed to the client's registered scopes.
+   */
   async validClaims(token: string): Promise<AccessTokenClaims | null> {
+    const valid = await this.valid(token);
+    return valid ? { ...valid.claims, scope: grantedScopes(valid.claims.scope, valid.client.scopes).join(' ') } : null;
+  }
+
+  private async valid(token: string): Promise<{ claims: AccessTokenClaims; client: CachedClient } | null> {
     const claims = this.verify(token);
     if (!claims || this.isRevoked(claims.jti) || this.isRevoked(claims.gid)) return null;
-    return (await this.client(claims.client_id, claims.org)) ? claims : null;
+    const client = await this.client(claims.client_id, claims.org);
+    return client ? { claims, client } : null;
   }
 
   /** Revokes a jti or a grant id here, in PostgreSQL, and on every other process through Redis. */
@@ -171,9 +186,9 @@ export class OAuthTokenResolver implements CredentialResolver, OnModuleInit, OnM
     let client = this.clientCache.get(id);
     if (!client || client.expiresAt <= Date.now()) {
       this.clientCache.delete(id);
-      const row = await this.clients.findOne({ where: { id, organizationId }, select: { id: true, name: true, organizationId: true } });
+      const row = await this.clients.findOne({ where: { id, organizationId }, select: { id: true, name: true, organizationId: true, scopes: true } });
       if (!row) return null;
-      client = { name: row.name, organizationId: row.organizationId, expiresAt: Date.now() + this.config.authCacheTtlMs };
+      client = { name: row.name, organizationId: row.organizationId, scopes: new Set(row.scopes), expiresAt: Date.now() + this.config.authCacheTtlMs };
       if (this.config.authCacheTtlMs > 0) {
         if (this.clientCache.size >= MAX_CACHED_CLIENTS) this.clientCache.delete(this.clientCache.keys().next().value as string);
         this.clientCache.set(id, client);

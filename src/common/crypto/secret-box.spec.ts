@@ -1,10 +1,10 @@
-import { Logger } from '@nestjs/common';
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { AppConfig } from '../../config/app-config.js';
+import { describe, expect, it } from 'vitest';
 import { SecretBox, SecretBoxError } from './secret-box.js';
 
 const KEY_A = 'a'.repeat(40);
 const KEY_B = 'b'.repeat(40);
+/** The constant the service sealed with when TOKEN_SIGNING_KEY was unset, written out here. */
+const LEGACY_DEVELOPMENT_KEY_MATERIAL = 'workflow-automation-service insecure development key';
 
 function flipByte(sealed: string, index: number): string {
   const [version, payload] = sealed.split('.');
@@ -14,8 +14,6 @@ function flipByte(sealed: string, index: number): string {
 }
 
 describe('SecretBox', () => {
-  // The development-key warning is expected here.
-  beforeAll(() => Logger.overrideLogger(false));
 
   const box = SecretBox.withKeyMaterial(KEY_A);
 
@@ -60,11 +58,15 @@ describe('SecretBox', () => {
     expect(() => box.open(sealed)).toThrow(SecretBoxError);
   });
 
-  it('uses a development key when TOKEN_SIGNING_KEY is unset, distinct from any configured key', () => {
-    const dev1 = new SecretBox({} as AppConfig);
-    const dev2 = new SecretBox({} as AppConfig);
-    expect(dev2.open(dev1.seal('secret'))).toBe('secret');
-    expect(() => box.open(dev1.seal('secret'))).toThrow(SecretBoxError);
+  it('with the generated key: seals with it, opens what the old development constant sealed, and nothing seals with that constant', () => {
+    const legacy = SecretBox.withKeyMaterial(LEGACY_DEVELOPMENT_KEY_MATERIAL);
+    const generated = new SecretBox({ materials: [KEY_A], generated: true });
+    expect(generated.open(legacy.seal('old dev secret', 'row'), 'row')).toBe('old dev secret');
+    const sealed = generated.seal('new secret');
+    expect(box.open(sealed)).toBe('new secret');
+    expect(() => legacy.open(sealed)).toThrow(SecretBoxError);
+    // A configured TOKEN_SIGNING_KEY never opens what the constant sealed.
+    expect(() => box.open(legacy.seal('old dev secret'))).toThrow(SecretBoxError);
   });
 
   it('rotates: a list seals with its first key and opens what any listed key sealed', () => {

@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
-import { AppConfig } from '../../config/app-config.js';
+import { Injectable } from '@nestjs/common';
+import { configuredSigningKeys, SigningKeys } from './signing-keys.js';
 
 const VERSION = 'v1';
 const IV_BYTES = 12;
@@ -8,10 +8,12 @@ const TAG_BYTES = 16;
 const HKDF_SALT = 'workflow-automation-service';
 const HKDF_INFO = 'secret-box/v1 aes-256-gcm';
 /**
- * Used only when TOKEN_SIGNING_KEY is unset (development). Anyone with the source can open what
- * it seals, so the service warns at start; production sets TOKEN_SIGNING_KEY.
+ * The key material this service once sealed with when TOKEN_SIGNING_KEY was unset: a constant of
+ * the source, so what it sealed was never protected. Kept to OPEN such values in a development
+ * database (with the generated key only), never to seal: every new or updated secret is sealed
+ * with the generated key. Access tokens never verify under it (AccessTokenSigner has no such key).
  */
-const DEVELOPMENT_KEY_MATERIAL = 'workflow-automation-service insecure development key';
+const LEGACY_DEVELOPMENT_KEY_MATERIAL = 'workflow-automation-service insecure development key';
 
 export class SecretBoxError extends Error {
   constructor(message: string) {
@@ -22,8 +24,9 @@ export class SecretBoxError extends Error {
 
 /**
  * Encrypts secrets kept at rest (webhook triggers' verification secrets) with AES-256-GCM.
- * The key is derived with HKDF-SHA256 from TOKEN_SIGNING_KEY, under an `info` of its own so
- * that other uses of that key never share derived material with this one.
+ * The key is derived with HKDF-SHA256 from the signing key material (SigningKeys: TOKEN_SIGNING_KEY,
+ * or the deployment's generated key), under an `info` of its own so that other uses of that
+ * material never share derived keys with this one.
  *
  * Sealed form: `v1.<base64url(iv | tag | ciphertext)>`. An optional context (such as the id of
  * the row holding the value) is authenticated with it, so a sealed value copied to another row
@@ -31,23 +34,17 @@ export class SecretBoxError extends Error {
  */
 @Injectable()
 export class SecretBox {
-  private static readonly logger = new Logger(SecretBox.name);
-  /** Derived from each TOKEN_SIGNING_KEY, the first (newest) sealing; every one opens (key rotation). */
+  /** Derived from each key material, the first (newest) sealing; every one opens (key rotation). */
   private readonly keys: Buffer[];
 
-  constructor(config: AppConfig) {
-    const materials = config.tokenSigningKeys?.length ? config.tokenSigningKeys : config.tokenSigningKey ? [config.tokenSigningKey] : [];
-    if (materials.length === 0) {
-      SecretBox.logger.warn(
-        'TOKEN_SIGNING_KEY is not set: stored secrets are encrypted with a fixed development key and are NOT protected. Set TOKEN_SIGNING_KEY in production.',
-      );
-    }
-    this.keys = (materials.length > 0 ? materials : [DEVELOPMENT_KEY_MATERIAL]).map((m) => SecretBox.deriveKey(m));
+  constructor(signingKeys: SigningKeys) {
+    const materials = [...signingKeys.materials, ...(signingKeys.generated ? [LEGACY_DEVELOPMENT_KEY_MATERIAL] : [])];
+    this.keys = materials.map((m) => SecretBox.deriveKey(m));
   }
 
-  /** A box for the given key material, outside dependency injection (tests, scripts). */
+  /** A box for the given key material (comma-separated for several), outside dependency injection (tests, scripts). */
   static withKeyMaterial(material: string): SecretBox {
-    return new SecretBox({ tokenSigningKey: material, tokenSigningKeys: material.split(',').map((k) => k.trim()) } as AppConfig);
+    return new SecretBox(configuredSigningKeys(material.split(',').map((k) => k.trim())));
   }
 
   private static deriveKey(material: string): Buffer {

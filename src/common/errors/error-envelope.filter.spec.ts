@@ -50,6 +50,14 @@ describe('ErrorEnvelopeFilter', () => {
     expect(call(filter, dataError('23503'), {}).status).toBe(500);
   });
 
+  it('logs a 500 with the request path, credential query parameters redacted', () => {
+    const filter = new ErrorEnvelopeFilter();
+    const error = vi.spyOn((filter as unknown as { logger: { error: (...args: unknown[]) => void } }).logger, 'error').mockImplementation(() => undefined);
+    expect(call(filter, new Error('boom'), { originalUrl: '/v1/workflows?api_key=wk_live_secret&page=2' }).status).toBe(500);
+    expect(error).toHaveBeenCalledWith(expect.objectContaining({ requestId: 'req-1', path: '/v1/workflows?api_key=[REDACTED]&page=2' }), 'Request failed');
+    expect(JSON.stringify(error.mock.calls)).not.toContain('wk_live_secret');
+  });
+
   it('answers a route-less method on a known path 405 with Allow, and an unknown path 404', () => {
     const router = { stack: [{ route: { methods: { get: true } }, match: (p: string) => p === '/v1/workflows' }] };
     const filter = new ErrorEnvelopeFilter({ httpAdapter: { getInstance: () => ({ router }) } } as unknown as HttpAdapterHost);

@@ -5,6 +5,7 @@ import { EarlyAnswerLimits } from '../../auth/guards/early-answer-limits.js';
 import { clientDataErrorCode, isDatabaseUnavailable } from '../../database/postgres-errors.js';
 import { isRedisUnavailable } from '../../redis/redis-errors.js';
 import { allowedMethods, type RouterLike } from '../http/allowed-methods.js';
+import { redactUrl } from '../logging/redact-url.js';
 import { PreparedResponse } from '../http/prepared-response.js';
 import { InternalError, InvalidRequestError, MethodNotAllowedError, PayloadTooLargeError, RouteNotFoundError, ServiceUnavailableError } from './common.errors.js';
 import { DomainError } from './domain-error.js';
@@ -45,7 +46,7 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     const error = this.toDomainError(exception, req);
 
     if (error.status >= 500 && !(error instanceof ServiceUnavailableError)) {
-      this.logger.error({ err: exception, requestId: req.id, path: req.originalUrl }, 'Request failed');
+      this.logger.error({ err: exception, requestId: req.id, path: redactUrl(req.originalUrl) }, 'Request failed');
     }
     if (res.headersSent) return;
     // Answered before the guards (body parsers, unknown routes): counted now, with the tightest limit's headers (docs/API.md, "Rate limits").

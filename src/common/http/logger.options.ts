@@ -1,6 +1,7 @@
 import { stdSerializers } from 'pino';
 import type { Options } from 'pino-http';
 import type { AppConfig } from '../../config/app-config.js';
+import { redactUrl } from '../logging/redact-url.js';
 
 interface LoggedRequest {
   id: string;
@@ -11,11 +12,13 @@ interface LoggedRequest {
 
 /**
  * What a log line says about a request: an allow-list of three fields, so no header (the
- * Authorization credential, cookies, webhook signatures) can ever reach a log. That is also why
- * there is no `redact`: it ran on every request's logger and could never match anything.
+ * Authorization credential, Proxy-Authorization, cookies, X-Api-Key, webhook signatures) can ever
+ * reach a log, and the URL with the values of credential query parameters (`api_key`,
+ * `client_secret`, ...) replaced by `[REDACTED]` (redactUrl). That is also why there is no pino
+ * `redact`: it ran on every request's logger and could never match anything.
  */
 export const REQUEST_LOG_SERIALIZERS = {
-  req: (req: LoggedRequest) => ({ id: req.id, method: req.method, url: req.originalUrl ?? req.url }),
+  req: (req: LoggedRequest) => ({ id: req.id, method: req.method, url: redactUrl(req.originalUrl ?? req.url) }),
   res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
   err: stdSerializers.err,
 };

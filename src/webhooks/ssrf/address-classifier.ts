@@ -8,8 +8,11 @@ import { isIP } from 'node:net';
  * address 169.254.169.254), CGNAT 100.64/10, 0/8 "this network", IETF protocol assignments 192.0.0/24,
  * benchmarking 198.18/15, the documentation ranges, 6to4 relay anycast, multicast, reserved 240/4 and
  * broadcast; IPv6 unspecified and loopback, ULA fc00::/7, link-local fe80::/10, the deprecated
- * site-local fec0::/10, multicast, documentation, discard-only 100::/64, local-use NAT64 64:ff9b:1::/48;
- * and IPv4-mapped, IPv4-compatible, NAT64 (64:ff9b::/96) and 6to4 (2002::/16) forms of blocked IPv4.
+ * site-local fec0::/10, multicast, documentation, discard-only 100::/64, local-use NAT64 64:ff9b:1::/48,
+ * Teredo 2001::/32 (a tunnel whose far end the address hides), benchmarking 2001:2::/48, ORCHID
+ * 2001:10::/28 and 2001:20::/28; and the forms of a blocked IPv4 address inside IPv6: IPv4-mapped
+ * (::ffff:0:0/96), IPv4-translated (SIIT, ::ffff:0:0:0/96), IPv4-compatible (::/96), NAT64
+ * (64:ff9b::/96) and 6to4 (2002::/16).
  */
 
 type Range = readonly [prefix: Uint8Array, bits: number];
@@ -38,6 +41,10 @@ const V6_BLOCKED: readonly string[] = [
   '::1/128',
   '100::/64',
   '64:ff9b:1::/48',
+  '2001::/32',
+  '2001:2::/48',
+  '2001:10::/28',
+  '2001:20::/28',
   '2001:db8::/32',
   '3fff::/20',
   'fc00::/7',
@@ -95,13 +102,14 @@ function inRange(bytes: Uint8Array, [prefix, bits]: Range): boolean {
 const V4_RANGES = V4_BLOCKED.map(parseRange);
 const V6_RANGES = V6_BLOCKED.map(parseRange);
 const MAPPED = parseRange('::ffff:0:0/96');
+const TRANSLATED = parseRange('::ffff:0:0:0/96');
 const COMPATIBLE = parseRange('::/96');
 const NAT64 = parseRange('64:ff9b::/96');
 const SIX_TO_FOUR = parseRange('2002::/16');
 
-/** The IPv4 address an IPv6 address carries (mapped, compatible, NAT64, 6to4), if any. */
+/** The IPv4 address an IPv6 address carries (mapped, translated, compatible, NAT64, 6to4), if any. */
 function embeddedV4(bytes: Uint8Array): Uint8Array | undefined {
-  if (inRange(bytes, MAPPED) || inRange(bytes, COMPATIBLE) || inRange(bytes, NAT64)) return bytes.slice(12, 16);
+  if (inRange(bytes, MAPPED) || inRange(bytes, TRANSLATED) || inRange(bytes, COMPATIBLE) || inRange(bytes, NAT64)) return bytes.slice(12, 16);
   if (inRange(bytes, SIX_TO_FOUR)) return bytes.slice(2, 6);
   return undefined;
 }
