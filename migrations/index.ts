@@ -24,6 +24,7 @@ import { ExecutionRetries1769300000000 } from './1769300000000-ExecutionRetries.
 import { WorkflowMessageTriggers1769600000000 } from './1769600000000-WorkflowMessageTriggers.js';
 import { RunningByWorkflow1769700000000 } from './1769700000000-RunningByWorkflow.js';
 import { EngagementDaySets1769800000000 } from './1769800000000-EngagementDaySets.js';
+import { OAuthClientSecretMethods1769950000000 } from './1769950000000-OAuthClientSecretMethods.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -50,4 +51,5 @@ export const MIGRATIONS = [
   WorkflowMessageTriggers1769600000000,
   RunningByWorkflow1769700000000,
   EngagementDaySets1769800000000,
+  OAuthClientSecretMethods1769950000000,
 ];
