@@ -10,6 +10,8 @@ export class AppConfig {
   /** APP_ROLE=worker: the port of its health listener (/health/live, /health/ready); none when unset. */
   readonly workerHealthPort?: number;
   readonly publicBaseUrl: string;
+  /** Browser origins allowed by CORS: `*` (any), a list, or none (no CORS headers). */
+  readonly corsOrigins: '*' | readonly string[];
   readonly bootstrapApiKey?: string;
   readonly jwtAudience?: string;
   /** The first of tokenSigningKeys: the key that signs and seals. */
@@ -76,6 +78,9 @@ export class AppConfig {
     this.role = env.APP_ROLE;
     this.workerHealthPort = env.WORKER_HEALTH_PORT;
     this.publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
+    const origins = (env.CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
+    // An origin as browsers send it: lower-case scheme and host, no trailing slash.
+    this.corsOrigins = origins.includes('*') ? '*' : [...new Set(origins.map((o) => new URL(o).origin))];
     this.bootstrapApiKey = env.BOOTSTRAP_API_KEY;
     this.jwtAudience = env.JWT_AUDIENCE;
     this.tokenSigningKeys = (env.TOKEN_SIGNING_KEY ?? '').split(',').map((k) => k.trim()).filter((k) => k !== '');

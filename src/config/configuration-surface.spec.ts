@@ -23,6 +23,7 @@ const SAMPLES: Record<string, string> = {
   APP_ROLE: 'worker',
   WORKER_HEALTH_PORT: '9090',
   PUBLIC_BASE_URL: 'https://api.example.com',
+  CORS_ORIGINS: 'https://app.example.com',
   BOOTSTRAP_API_KEY: 'b'.repeat(20),
   JWT_AUDIENCE: 'https://api.example.com',
   TOKEN_SIGNING_KEY: 'k'.repeat(32),
