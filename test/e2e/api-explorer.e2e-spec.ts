@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 
 /**
@@ -13,6 +13,9 @@ import { createOrganization, startTestApp, type TestApp, type TestOrganization }
  */
 
 const CHROMIUM = '/usr/bin/chromium';
+
+// A browser page load and a few clicks: seconds each on a loaded 2-core machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 async function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -44,6 +47,16 @@ async function pageServer(host: string): Promise<{ server: Server; origin: strin
   return { server, origin: `http://${host}:${port}` };
 }
 
+/** A page that reaches loopback addresses only: any other request (a badge, a font) is aborted, never sent. */
+async function loopbackPage(browser: Browser): Promise<Page> {
+  const page = await browser.newPage();
+  await page.route('**/*', (route) => {
+    const host = new URL(route.request().url()).hostname;
+    return /^127\.\d+\.\d+\.\d+$/.test(host) || host === 'localhost' || host === '[::1]' ? route.continue() : route.abort();
+  });
+  return page;
+}
+
 const closeServer = (server?: Server) => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
 
 describe('API explorer and CORS in Chromium', () => {
@@ -71,7 +84,7 @@ describe('API explorer and CORS in Chromium', () => {
     afterAll(() => app?.t.close());
 
     it('"Try it out" on GET /v1/me with an API key shows 200', async () => {
-      const page = await browser.newPage();
+      const page = await loopbackPage(browser);
       try {
         await page.goto(`${app.base}/docs`);
         await page.locator('.swagger-ui .btn.authorize').first().click();
@@ -112,7 +125,7 @@ describe('API explorer and CORS in Chromium', () => {
 
     /** Runs fetch in a page of `origin`: the status and an exposed header, or the error. */
     async function call(origin: string, init: { method: string; headers: Record<string, string>; body?: string }) {
-      const page = await browser.newPage();
+      const page = await loopbackPage(browser);
       try {
         await page.goto(`${origin}/`);
         return await page.evaluate(
