@@ -81,7 +81,7 @@ export class EnvVars {
   /** Origins of browser applications that may call the API (CORS), comma-separated; `*` for any. Unset: no CORS headers. */
   @IsOptional()
   @IsString()
-  @Matches(/^\s*(\*|https?:\/\/[^\s/,]+)(\s*,\s*(\*|https?:\/\/[^\s/,]+))*\s*$/, {
+  @Matches(/^\s*(\*|https?:\/\/[^\s/,]+\/?)(\s*,\s*(\*|https?:\/\/[^\s/,]+\/?))*\s*$/, {
     message: 'CORS_ORIGINS must be `*` or comma-separated origins such as https://app.example.com (scheme, host and port; no path)',
   })
   CORS_ORIGINS?: string;
