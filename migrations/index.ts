@@ -25,6 +25,7 @@ import { WorkflowMessageTriggers1769600000000 } from './1769600000000-WorkflowMe
 import { RunningByWorkflow1769700000000 } from './1769700000000-RunningByWorkflow.js';
 import { EngagementDaySets1769800000000 } from './1769800000000-EngagementDaySets.js';
 import { ServiceKeys1769910000000 } from './1769910000000-ServiceKeys.js';
+import { OAuthClientSecretMethods1769950000000 } from './1769950000000-OAuthClientSecretMethods.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -52,4 +53,5 @@ export const MIGRATIONS = [
   RunningByWorkflow1769700000000,
   EngagementDaySets1769800000000,
   ServiceKeys1769910000000,
+  OAuthClientSecretMethods1769950000000,
 ];

@@ -13,6 +13,7 @@ import { postProcessOpenApi } from './common/http/openapi/post-process.js';
 import { collectRouteFacts } from './common/http/openapi/routes.js';
 import { bodyMediaTypeMiddleware, JSON_MEDIA_TYPES, storableInputMiddleware, type BodyMediaRule } from './common/http/input-guard.middleware.js';
 import { ExpressHttpAdapter } from './common/http/express-http-adapter.js';
+import { corsMiddleware } from './common/http/cors.middleware.js';
 import { middlewareChain } from './common/http/middleware-chain.js';
 import { HttpDrain } from './common/http/http-drain.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
@@ -55,6 +56,7 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
   app.set('trust proxy', config.trustProxy);
   const drain = new HttpDrain();
   drains.set(app, drain);
+  const cors = corsMiddleware(config.corsOrigins);
   // Every middleware before the routes, in this order, as one Express layer (see middlewareChain).
   app.use(
     middlewareChain([
@@ -66,6 +68,8 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
       drain.middleware,
       requestLogMiddleware(app.get(RootLogger).logger),
       metricsMiddleware,
+      // Before the body checks: a preflight is answered here (CORS_ORIGINS).
+      ...(cors ? [cors] : []),
       // Before the parsers: a body of a type the route does not take is 415, unparsed.
       bodyMediaTypeMiddleware(BODY_MEDIA_RULES),
       bodyParsers(app),
@@ -158,7 +162,9 @@ function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {
       .setTitle('Workflow Automation Service')
       .setDescription('Conversational workflows, triggers, executions, analytics and signed webhooks. Every `/v1` route takes `Authorization: Bearer <API key | OAuth token | JWT>`.')
       .setVersion('1')
-      .addServer(config.publicBaseUrl)
+      // Relative: the explorer at /docs calls the origin it was loaded from (PUBLIC_BASE_URL may name
+      // another host, which would make every call cross-origin); clients resolve it against the document's URL.
+      .addServer('/', 'This server: the address the document was fetched from')
       // One line per controller tag (a tag without a description is a lint warning).
       .addTag('API keys', 'Credentials of the organization (Full Access)')
       .addTag('OAuth clients', 'Applications that obtain OAuth 2.0 access tokens for the organization\'s users (Full Access)')

@@ -11,6 +11,8 @@ export class AppConfig {
   /** APP_ROLE=worker: the port of its health listener (/health/live, /health/ready); none when unset. */
   readonly workerHealthPort?: number;
   readonly publicBaseUrl: string;
+  /** Browser origins allowed by CORS: `*` (any), a list, or none (no CORS headers). */
+  readonly corsOrigins: '*' | readonly string[];
   readonly bootstrapApiKey?: string;
   readonly jwtAudience?: string;
   /** The first of tokenSigningKeys: the key that signs and seals. */
@@ -79,6 +81,9 @@ export class AppConfig {
     this.role = env.APP_ROLE;
     this.workerHealthPort = env.WORKER_HEALTH_PORT;
     this.publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
+    const origins = (env.CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
+    // An origin as browsers send it: lower-case scheme and host, no trailing slash.
+    this.corsOrigins = origins.includes('*') ? '*' : [...new Set(origins.map(corsOrigin))];
     this.bootstrapApiKey = env.BOOTSTRAP_API_KEY;
     this.jwtAudience = env.JWT_AUDIENCE;
     this.tokenSigningKeys = (env.TOKEN_SIGNING_KEY ?? '').split(',').map((k) => k.trim()).filter((k) => k !== '');
@@ -165,4 +170,18 @@ export class AppConfig {
   static fromEnv(raw: Record<string, string | undefined> = process.env, overrides: Record<string, string> = {}): AppConfig {
     return new AppConfig(validateEnv({ ...raw, ...overrides }));
   }
+}
+
+/** An origin of CORS_ORIGINS as a browser sends it in `Origin` (lower-case scheme and host, default port left out). */
+function corsOrigin(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`Invalid configuration:\n  CORS_ORIGINS: ${value} is not an origin`);
+  }
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+    throw new ConfigError(`Invalid configuration:\n  CORS_ORIGINS: ${value} is not an origin (scheme, host and port only)`);
+  }
+  return url.origin;
 }

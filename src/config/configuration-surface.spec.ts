@@ -24,6 +24,7 @@ const SAMPLES: Record<string, string> = {
   WORKER_HEALTH_PORT: '9090',
   PUBLIC_BASE_URL: 'https://api.example.com',
   TRUST_PROXY: 'loopback',
+  CORS_ORIGINS: 'https://app.example.com',
   BOOTSTRAP_API_KEY: 'b'.repeat(20),
   JWT_AUDIENCE: 'https://api.example.com',
   TOKEN_SIGNING_KEY: 'k'.repeat(32),

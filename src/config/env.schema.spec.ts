@@ -23,6 +23,18 @@ describe('validateEnv', () => {
     expect(config.publicBaseUrl).toBe('https://api.example.com');
   });
 
+  it('reads CORS_ORIGINS as browsers send an origin; `*` for any; unset, none', () => {
+    expect(new AppConfig(validateEnv({})).corsOrigins).toEqual([]);
+    expect(new AppConfig(validateEnv({ CORS_ORIGINS: ' https://App.Example.com/ , http://127.0.0.1:5173,https://app.example.com' })).corsOrigins).toEqual([
+      'https://app.example.com',
+      'http://127.0.0.1:5173',
+    ]);
+    expect(new AppConfig(validateEnv({ CORS_ORIGINS: 'https://app.example.com,*' })).corsOrigins).toBe('*');
+    for (const value of ['app.example.com', 'https://app.example.com/path', 'ftp://app.example.com', 'https://a.example.com;https://b.example.com', 'null', 'https://[bad', 'https://user@app.example.com', 'https://app.example.com?x=1']) {
+      expect(() => new AppConfig(validateEnv({ CORS_ORIGINS: value })), value).toThrow(ConfigError);
+    }
+  });
+
   it.each([
     ['PORT', 'eighty'],
     ['PORT', '70000'],

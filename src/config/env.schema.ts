@@ -78,6 +78,14 @@ export class EnvVars {
   @Matches(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, { message: 'PUBLIC_BASE_URL must be an http(s) URL' })
   PUBLIC_BASE_URL?: string;
 
+  /** Origins of browser applications that may call the API (CORS), comma-separated; `*` for any. Unset: no CORS headers. */
+  @IsOptional()
+  @IsString()
+  @Matches(/^\s*(\*|https?:\/\/[^\s/,]+\/?)(\s*,\s*(\*|https?:\/\/[^\s/,]+\/?))*\s*$/, {
+    message: 'CORS_ORIGINS must be `*` or comma-separated origins such as https://app.example.com (scheme, host and port; no path)',
+  })
+  CORS_ORIGINS?: string;
+
   @IsOptional()
   @IsString()
   @MinLength(16, { message: 'BOOTSTRAP_API_KEY must be at least 16 characters' })

@@ -93,10 +93,12 @@ describe('analytics reports and exports', () => {
     const res = await t.http.post('/v1/analytics/export').set(org.auth('read_write'))
       .send({ data_type: 'executions', format: 'csv', start_date: '2026-10-01', end_date: '2026-10-31' });
     expect(res.status).toBe(202);
-    expect(res.body.data).toMatchObject({ data_type: 'executions', format: 'csv', status: 'processing', download_url: null, row_count: null });
+    expect(res.body.data).toMatchObject({ data_type: 'executions', format: 'csv', status: 'processing', row_count: null });
+    // The URL from creation on (the specification's Export shape); the download answers 409 until the file is ready.
+    expect(res.body.data.download_url).toBe(`${t.config.publicBaseUrl}/v1/analytics/exports/${res.body.data.export_id}/download`);
     expect(new Date(res.body.data.estimated_completion).getTime()).toBeGreaterThan(new Date(res.body.data.created_at).getTime());
     const done = await finished('exports', res.body.data.export_id);
-    expect(done).toMatchObject({ status: 'completed', row_count: 5, error: null });
+    expect(done).toMatchObject({ status: 'completed', row_count: 5, error: null, download_url: res.body.data.download_url });
     expect(new Date(done.expires_at).getTime() - new Date(done.completed_at).getTime()).toBe(7 * 86_400_000);
     const file = await download(done.download_url);
     expect(file.status).toBe(200);
@@ -143,8 +145,12 @@ describe('analytics reports and exports', () => {
       .send({ data_type: 'workflow_metrics', start_date: '2026-10-01', end_date: '2026-10-31' });
     const wm = await finished('exports', metrics.body.data.export_id);
     const wmRows = rowsOf(parseCsv((await download(wm.download_url)).body.toString('utf8')));
+    expect(Object.keys(wmRows[0])).toEqual([
+      'workflow_id', 'workflow_name', 'date', 'total_executions', 'successful_executions', 'failed_executions', 'success_rate', 'average_duration_ms',
+      'total_messages_sent', 'total_messages_received',
+    ]);
     expect(wmRows.find((r) => r.workflow_id === wf && r.date === '2026-10-02')).toMatchObject({
-      executions: '3', successful_executions: '2', failed_executions: '1', average_duration_ms: '150', messages_sent: '1', messages_received: '1',
+      total_executions: '3', successful_executions: '2', failed_executions: '1', average_duration_ms: '150', total_messages_sent: '1', total_messages_received: '1',
     });
     expect(Number(wmRows.find((r) => r.workflow_id === wf && r.date === '2026-10-02')?.success_rate)).toBeCloseTo(2 / 3, 10);
   });
@@ -159,11 +165,12 @@ describe('analytics reports and exports', () => {
     expect(done.status).toBe('completed');
     const rows = rowsOf(parseCsv((await download(done.download_url)).body.toString('utf8')));
     expect(rows.map((r) => r.bucket.slice(0, 10))).toEqual(['2026-10-01', '2026-10-02', '2026-10-03', '2026-10-04', '2026-10-05', '2026-10-06', '2026-10-07']);
-    expect(rows[0]).toEqual({ bucket: '2026-10-01T00:00:00.000Z', executions: '0', success_rate: '', average_duration_ms: '' });
-    expect(rows[1]).toMatchObject({ executions: '3', average_duration_ms: '150' });
+    // `executions` is the alias of the analytics name total_executions, the column's name.
+    expect(rows[0]).toEqual({ bucket: '2026-10-01T00:00:00.000Z', total_executions: '0', success_rate: '', average_duration_ms: '' });
+    expect(rows[1]).toMatchObject({ total_executions: '3', average_duration_ms: '150' });
     expect(Number(rows[1].success_rate)).toBeCloseTo(2 / 3, 10);
-    expect(rows[2]).toMatchObject({ executions: '1', success_rate: '1', average_duration_ms: '200' });
-    expect(rows[4]).toMatchObject({ executions: '1', average_duration_ms: '1000' });
+    expect(rows[2]).toMatchObject({ total_executions: '1', success_rate: '1', average_duration_ms: '200' });
+    expect(rows[4]).toMatchObject({ total_executions: '1', average_duration_ms: '1000' });
   });
 
   it('buckets in the report\'s timezone: 23:30 UTC on Oct 3 counts on Oct 4 in Tokyo; groups by workflow in JSON', async () => {
@@ -175,10 +182,10 @@ describe('analytics reports and exports', () => {
     expect(file.headers['content-type']).toBe('application/json; charset=utf-8');
     const json = JSON.parse(file.body.toString('utf8'));
     expect(json.report).toMatchObject({ name: 'Tokyo', timezone: 'Asia/Tokyo', granularity: 'day', group_by: ['workflow'] });
-    const byDay = Object.fromEntries(json.rows.map((r: { bucket: string; executions: number; workflow_name: string }) => [r.bucket, r]));
+    const byDay = Object.fromEntries(json.rows.map((r: { bucket: string; total_executions: number; workflow_name: string }) => [r.bucket, r]));
     // Tokyo midnight is 15:00 UTC the day before.
-    expect(byDay['2026-10-01T15:00:00.000Z']).toMatchObject({ executions: 3, workflow_id: wf, workflow_name: 'Orders' });
-    expect(byDay['2026-10-03T15:00:00.000Z']).toMatchObject({ executions: 1 });
+    expect(byDay['2026-10-01T15:00:00.000Z']).toMatchObject({ total_executions: 3, workflow_id: wf, workflow_name: 'Orders' });
+    expect(byDay['2026-10-03T15:00:00.000Z']).toMatchObject({ total_executions: 1 });
     expect(json.rows).toHaveLength(2);
   });
 
@@ -267,6 +274,21 @@ describe('analytics reports and exports', () => {
     const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM analytics_file_chunks WHERE file_id = $1`, [done.export_id]);
     expect(n).toBe(0);
     expect((await t.http.get(`/v1/analytics/exports/${done.export_id}`).set(org.auth('read_only'))).status).toBe(404);
+  });
+
+  it('an export still processing shows its download_url, whose download answers 409 EXPORT_NOT_READY; a report shows none until completed', async () => {
+    const [{ id }] = await ds.query(
+      `INSERT INTO analytics_files (organization_id, kind, data_type, format, request, estimated_completion, expires_at)
+       VALUES ($1, 'export', 'executions', 'csv', $2, now() + interval '1 hour', now() + interval '7 days') RETURNING id`,
+      [org.id, { start: day(1), end: day(3), workflow_ids: null, channels: null, include_metadata: false }],
+    );
+    const res = await t.http.get(`/v1/analytics/exports/${id}`).set(org.auth('read_only'));
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ export_id: id, status: 'processing', download_url: `${t.config.publicBaseUrl}/v1/analytics/exports/${id}/download` });
+    const early = await t.http.get(new URL(res.body.data.download_url).pathname).set(org.auth('read_only'));
+    expect([early.status, early.body.error.code]).toEqual([409, 'EXPORT_NOT_READY']);
+    const report = await t.http.post('/v1/analytics/reports').set(org.auth('read_write')).send({ name: 'Pending' });
+    expect(report.body.data.download_url).toBeNull();
   });
 
   it('a report whose generation fails on its last attempt is failed with REPORT_GENERATION_FAILED and a message without internals', async () => {

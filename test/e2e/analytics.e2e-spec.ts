@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertCustomer, insertMessage, insertStep, insertTrigger, insertWorkflowExecution } from '../factories/executions.js';
 import { AnalyticsRepository } from '../../src/analytics/analytics.repository.js';
+import { FileGenerator } from '../../src/analytics/files/file-generator.service.js';
 import { halfway } from '../../src/analytics/analytics.service.js';
 import { splitPeriod } from '../../src/executions/metrics.repository.js';
 import { createTrigger } from '../factories/triggers.js';
@@ -270,6 +271,75 @@ describe('analytics', () => {
         expect([p.status, p.body.error.code]).toEqual([404, 'WORKFLOW_NOT_FOUND']);
       }
       expect((await t.http.get(path)).status).toBe(401);
+    });
+  });
+
+  describe('POST /v1/analytics/reports: the metric names of the workflow analytics', () => {
+    /** Requests a report and makes its file here (this app runs no worker); answers the report's JSON rows, or the CSV text. */
+    async function report(body: Record<string, unknown>): Promise<{ report: Record<string, unknown>; rows: Record<string, unknown>[] } & { text: string }> {
+      const res = await t.http.post('/v1/analytics/reports').set(org.auth('read_write')).send({ name: 'Same names', ...body });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      const id = res.body.data.report_id as string;
+      expect(await t.app.get(FileGenerator).generate(id)).toBe(true);
+      const done = await get(`/v1/analytics/reports/${id}`);
+      expect(done.body.data.status).toBe('completed');
+      const file = await t.http.get(`/v1/analytics/reports/${id}/download`).set(org.auth('read_only')).buffer(true).parse((r, cb) => {
+        let text = '';
+        r.on('data', (p: Buffer) => (text += p.toString('utf8')));
+        r.on('end', () => cb(null, text));
+      });
+      expect(file.status).toBe(200);
+      const text = file.body as string;
+      return body.format === 'json' ? { ...JSON.parse(text), text } : { report: {}, rows: [], text };
+    }
+
+    it('accepts the names GET /v1/analytics/workflows/{id} answers, and its figures are the same, customers and satisfaction included', async () => {
+      const analytics = (await get(`/v1/analytics/workflows/${wf}`, PERIOD)).body.data.metrics as Record<string, unknown>;
+      const { channel_breakdown: _channels, ...scalar } = analytics;
+      const names = Object.keys(scalar);
+      expect(names).toEqual(expect.arrayContaining(['total_executions', 'total_messages_sent', 'total_messages_received', 'unique_customers', 'customer_satisfaction']));
+      const whole = await report({ format: 'json', metrics: names, granularity: 'month', filters: { ...PERIOD, workflow_ids: [wf] } });
+      expect(whole.report.metrics).toEqual(names);
+      expect(whole.rows).toEqual([{ bucket: '2025-06-01T00:00:00.000Z', ...scalar }]);
+
+      // Per day and channel, from the seed: Jun 1 whatsapp e1 (c1, rating 4) and e2 (c2, no answer); Jun 3 instagram e3 (c1, rating 2);
+      // Jun 5 no channel e4 (c3), whatsapp e5 (c4) and e6 (c2, rating 5).
+      const byChannel = await report({ format: 'json', metrics: ['unique_customers', 'customer_satisfaction', 'total_executions'], group_by: ['channel'], filters: { ...PERIOD, workflow_ids: [wf] } });
+      expect(byChannel.rows.map((r) => [String(r.bucket).slice(0, 10), r.channel, r.total_executions, r.unique_customers, r.customer_satisfaction])).toEqual([
+        ['2025-06-01', 'whatsapp', 2, 2, 4],
+        ['2025-06-03', 'instagram', 1, 1, 2],
+        ['2025-06-05', 'unknown', 1, 1, null],
+        ['2025-06-05', 'whatsapp', 2, 2, 5],
+      ]);
+      // Every bucket of the period without grouping; over both workflows, a customer counts once per bucket (c9 ran wf2 on Jun 2 and Jun 6).
+      const daily = await report({ format: 'json', metrics: ['unique_customers', 'customer_satisfaction'], filters: PERIOD });
+      expect(daily.rows.map((r) => [String(r.bucket).slice(0, 10), r.unique_customers, r.customer_satisfaction])).toEqual([
+        ['2025-06-01', 2, 4],
+        ['2025-06-02', 1, null],
+        ['2025-06-03', 1, 2],
+        ['2025-06-04', 0, null],
+        ['2025-06-05', 3, 5],
+        ['2025-06-06', 1, null],
+        ['2025-06-07', 0, null],
+      ]);
+      const byWorkflow = await report({ format: 'json', metrics: ['unique_customers'], granularity: 'month', group_by: ['workflow'], filters: PERIOD });
+      expect(Object.fromEntries(byWorkflow.rows.map((r) => [r.workflow_id, r.unique_customers]))).toEqual({ [wf]: 4, [wf2]: 1 });
+    });
+
+    it('keeps the short names as aliases of the analytics names; the file uses the analytics names', async () => {
+      const csv = await report({ metrics: ['messages_received', 'executions', 'success_rate', 'messages_sent'], granularity: 'month', filters: { ...PERIOD, workflow_ids: [wf] } });
+      const [header, row] = csv.text.split('\r\n');
+      expect(header).toBe('bucket,total_executions,success_rate,total_messages_sent,total_messages_received');
+      expect(row).toBe('2025-06-01T00:00:00.000Z,6,0.6,3,2');
+      // An alias and its name together are one column.
+      const both = await report({ format: 'json', metrics: ['executions', 'total_executions'], granularity: 'month', filters: { ...PERIOD, workflow_ids: [wf] } });
+      expect(both.rows).toEqual([{ bucket: '2025-06-01T00:00:00.000Z', total_executions: 6 }]);
+      const all = await report({ format: 'json', granularity: 'month', filters: { ...PERIOD, workflow_ids: [wf] } });
+      expect(Object.keys(all.rows[0])).toEqual(['bucket', 'total_executions', 'successful_executions', 'failed_executions', 'success_rate', 'average_duration_ms', 'total_messages_sent', 'total_messages_received', 'unique_customers', 'customer_satisfaction']);
+      for (const metrics of [['channel_breakdown'], ['total_executions', 'bogus'], []]) {
+        const res = await t.http.post('/v1/analytics/reports').set(org.auth('read_write')).send({ name: 'x', metrics });
+        expect([res.status, res.body.error.code, res.body.error.field], JSON.stringify(metrics)).toEqual([400, 'INVALID_METRICS', 'metrics']);
+      }
     });
   });
 

@@ -277,6 +277,70 @@ describe('OAuth 2.0 authorization server', () => {
     });
   });
 
+  describe('a confidential client registered without token_endpoint_auth_method', () => {
+    /** Registered as the specification writes it: name, redirect_uris, scopes. */
+    async function registerDefault(scopes: string[]) {
+      const res = await main.t.http.post('/v1/oauth/clients').set(org.auth()).send({ name: `default ${Date.now()}`, redirect_uris: [REDIRECT], scopes });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return { id: res.body.data.client_id as string, secret: res.body.data.client_secret as string, data: res.body.data };
+    }
+
+    it('shows both secret methods, and authenticates with client_secret_post or client_secret_basic at /oauth/token, /oauth/revoke and /oauth/introspect', async () => {
+      const registered = await registerDefault(['workflows:read']);
+      expect(registered.data).toMatchObject({ token_endpoint_auth_method: 'client_secret_basic', token_endpoint_auth_methods: ['client_secret_basic', 'client_secret_post'] });
+      const listed = (await main.t.http.get('/v1/oauth/clients').set(org.auth()).expect(200)).body.data.find((c: { id: string }) => c.id === registered.id);
+      expect(listed.token_endpoint_auth_methods).toEqual(['client_secret_basic', 'client_secret_post']);
+      const client: oauth.Client = { client_id: registered.id };
+      for (const [name, auth, other] of [
+        ['post', oauth.ClientSecretPost(registered.secret), oauth.ClientSecretBasic(registered.secret)],
+        ['basic', oauth.ClientSecretBasic(registered.secret), oauth.ClientSecretPost(registered.secret)],
+      ] as const) {
+        const result = await tokens({ client, secret: registered.secret, auth });
+        await main.t.http.get('/v1/workflows').set(bearer(result.access_token)).expect(200);
+        // Refresh with the one method, introspect and revoke with the other: the client may use either on every request.
+        const refreshed = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, auth, result.refresh_token as string, insecure));
+        const introspected = await oauth.processIntrospectionResponse(as, client, await oauth.introspectionRequest(as, client, other, refreshed.access_token, insecure));
+        expect(introspected, name).toMatchObject({ active: true, client_id: registered.id });
+        await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, other, refreshed.access_token, insecure));
+        expect((await main.t.http.get('/v1/workflows').set(bearer(refreshed.access_token))).status, name).toBe(401);
+        const inactive = await oauth.processIntrospectionResponse(as, client, await oauth.introspectionRequest(as, client, auth, refreshed.access_token, insecure));
+        expect(inactive.active, name).toBe(false);
+      }
+      // The secret is still checked, whichever method carries it; and both at once is no method.
+      const { code: c, verifier } = await code({ client, secret: registered.secret, auth: oauth.ClientSecretPost(registered.secret) });
+      const redeem = { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: verifier };
+      const wrongPost = await tokenRequest({ ...redeem, client_id: registered.id, client_secret: 'wocs_wrong' });
+      expect([wrongPost.status, wrongPost.body.error]).toEqual([401, 'invalid_client']);
+      const wrongBasic = await tokenRequest(redeem, { id: registered.id, secret: 'wocs_wrong' });
+      expect([wrongBasic.status, wrongBasic.body.error]).toEqual([401, 'invalid_client']);
+      const idAlone = await tokenRequest({ ...redeem, client_id: registered.id });
+      expect([idAlone.status, idAlone.body.error]).toEqual([401, 'invalid_client']);
+      const both = await tokenRequest({ ...redeem, client_id: registered.id, client_secret: registered.secret }, { id: registered.id, secret: registered.secret });
+      expect([both.status, both.body.error]).toEqual([400, 'invalid_request']);
+      const ok = await tokenRequest({ ...redeem, client_id: registered.id, client_secret: registered.secret });
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    });
+
+    it('a client registered with an explicit method is held to it at every endpoint', async () => {
+      const post = await register(['workflows:read'], 'client_secret_post');
+      const basic = await register(['workflows:read'], 'client_secret_basic');
+      for (const [registered, wrong] of [
+        [post, oauth.ClientSecretBasic(post.secret as string)],
+        [basic, oauth.ClientSecretPost(basic.secret as string)],
+      ] as const) {
+        const result = await tokens(registered);
+        const method = registered.client.token_endpoint_auth_method as string;
+        const listed = (await main.t.http.get('/v1/oauth/clients').set(org.auth()).expect(200)).body.data.find((c: { id: string }) => c.id === registered.client.client_id);
+        expect(listed).toMatchObject({ token_endpoint_auth_method: method, token_endpoint_auth_methods: [method] });
+        await expect(oauth.refreshTokenGrantRequest(as, registered.client, wrong, result.refresh_token as string, insecure).then((r) => oauth.processRefreshTokenResponse(as, registered.client, r)), method).rejects.toMatchObject({ status: 401 });
+        await expect(oauth.introspectionRequest(as, registered.client, wrong, result.access_token, insecure).then((r) => oauth.processIntrospectionResponse(as, registered.client, r)), method).rejects.toMatchObject({ status: 401 });
+        await expect(oauth.revocationRequest(as, registered.client, wrong, result.access_token, insecure).then((r) => oauth.processRevocationResponse(r)), method).rejects.toMatchObject({ status: 401 });
+        // Not revoked by the refused request.
+        await main.t.http.get('/v1/workflows').set(bearer(result.access_token)).expect(200);
+      }
+    });
+  });
+
   describe('refused redemptions, each with the RFC error', () => {
     let registered: Registered;
     beforeAll(async () => {

@@ -136,6 +136,14 @@ describe('OpenAPI document', () => {
     expect(Object.keys(schemas.UpdateTriggerDto.properties ?? {}).sort()).toEqual(['channel', 'configuration', 'name']);
   });
 
+  it('shows an export\'s download_url as a string from creation, a report\'s as null until completed', () => {
+    const schemas = doc.components.schemas;
+    expect(schemas.ExportResponse.properties?.download_url).toMatchObject({ type: 'string' });
+    expect(schemas.ExportResponse.properties?.download_url.nullable).toBeUndefined();
+    expect(schemas.ExportResponse.required).toContain('download_url');
+    expect(schemas.ReportResponse.properties?.download_url).toMatchObject({ type: 'string', nullable: true });
+  });
+
   it('documents public operations with security [] and the others with the bearer scheme', () => {
     for (const { path, where, op } of operations()) {
       if (PUBLIC_PATHS.test(path)) expect(op.security, where).toEqual([]);

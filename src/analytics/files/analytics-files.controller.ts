@@ -85,7 +85,7 @@ export class AnalyticsFilesController {
   @RateLimitClass('analytics', 'export')
   @ApiOperation({
     summary: 'Request an export of recorded data as CSV or NDJSON, made in the background',
-    description: 'Poll GET /v1/analytics/exports/{export_id} until `completed`, then download the file from `download_url`.',
+    description: 'The answer carries `download_url` at once; it answers 409 EXPORT_NOT_READY until the export is `completed` (poll GET /v1/analytics/exports/{export_id}).',
   })
   @ApiData(ExportResponse, 202, 'Accepted; status processing')
   @ApiErrors(404)

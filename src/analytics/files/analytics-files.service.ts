@@ -15,7 +15,7 @@ import { EXPORT_DATASETS } from './export-datasets.js';
 import { FileExpiredError, FileNotFoundError, FileNotReadyError, InvalidMetricsError } from './files.errors.js';
 import { FilesRepository, type AnalyticsFileRow, type FileKind } from './files.repository.js';
 import { FILE_LIFE_MS, type ExportRequest, type ReportRequest } from './file-generator.service.js';
-import { REPORT_GROUPS, REPORT_METRICS, type ReportGroup, type ReportMetric } from './report-data.js';
+import { REPORT_GROUPS, REPORT_METRIC_ALIASES, REPORT_METRICS, reportMetric, type ReportGroup, type ReportMetric } from './report-data.js';
 import { isoTime } from '../../common/iso-time.js';
 
 const HOUR_MS = 3_600_000;
@@ -151,14 +151,22 @@ export class AnalyticsFilesService {
     return this.files.chunks(fileId);
   }
 
+  /** The metrics asked for, aliases resolved, in column order (default all); 400 INVALID_METRICS otherwise. */
   private reportMetrics(value: unknown): ReportMetric[] {
     if (value === undefined) return [...REPORT_METRICS];
     if (!Array.isArray(value) || value.length === 0 || value.some((v) => typeof v !== 'string')) {
       throw new InvalidMetricsError(`metrics must be a non-empty array of metric names: ${REPORT_METRICS.join(', ')}`);
     }
-    const unknown = value.filter((v) => !(REPORT_METRICS as readonly string[]).includes(v));
-    if (unknown.length > 0) throw new InvalidMetricsError(`unknown metrics: ${unknown.slice(0, 5).join(', ')}; known: ${REPORT_METRICS.join(', ')}`);
-    return REPORT_METRICS.filter((m) => value.includes(m));
+    const unknown = (value as string[]).filter((v) => reportMetric(v) === undefined);
+    if (unknown.includes('channel_breakdown')) {
+      throw new InvalidMetricsError('channel_breakdown is not a column of a report: split the rows by channel with group_by ["channel"]');
+    }
+    if (unknown.length > 0) {
+      const aliases = Object.keys(REPORT_METRIC_ALIASES).join(', ');
+      throw new InvalidMetricsError(`unknown metrics: ${unknown.slice(0, 5).join(', ')}; known: ${REPORT_METRICS.join(', ')} (aliases: ${aliases})`);
+    }
+    const asked = new Set((value as string[]).map((v) => reportMetric(v)));
+    return REPORT_METRICS.filter((m) => asked.has(m));
   }
 
   /** The ids, each a workflow of the organization (404 WORKFLOW_NOT_FOUND otherwise); null when absent. */

@@ -36,14 +36,19 @@ export const EXPORT_DATASETS: Readonly<Record<ExportDataType, ExportDataset>> = 
     description:
       'One row per workflow and UTC day with executions: counts by status, success rate, mean duration, messages sent and received ' +
       '(from the hourly rollups; the period is widened to whole UTC days)',
-    columns: ['workflow_id', 'workflow_name', 'date', 'executions', 'successful_executions', 'failed_executions', 'success_rate', 'average_duration_ms', 'messages_sent', 'messages_received'],
+    // The names of the workflow analytics and of report columns.
+    columns: [
+      'workflow_id', 'workflow_name', 'date', 'total_executions', 'successful_executions', 'failed_executions', 'success_rate', 'average_duration_ms',
+      'total_messages_sent', 'total_messages_received',
+    ],
     metadata: [],
     workflowFilter: true,
     channelFilter: true,
     sql: `
-      SELECT w.id AS workflow_id, w.name AS workflow_name, to_char(d.day, 'YYYY-MM-DD') AS date, d.executions, d.successful AS successful_executions,
-             d.failed AS failed_executions, d.successful::float8 / NULLIF(d.successful + d.failed, 0) AS success_rate,
-             round(d.duration_sum::numeric / NULLIF(d.successful + d.failed, 0))::int AS average_duration_ms, d.messages_sent, d.messages_received
+      SELECT w.id AS workflow_id, w.name AS workflow_name, to_char(d.day, 'YYYY-MM-DD') AS date, d.executions AS total_executions,
+             d.successful AS successful_executions, d.failed AS failed_executions, d.successful::float8 / NULLIF(d.successful + d.failed, 0) AS success_rate,
+             round(d.duration_sum::numeric / NULLIF(d.successful + d.failed, 0))::int AS average_duration_ms, d.messages_sent AS total_messages_sent,
+             d.messages_received AS total_messages_received
         FROM workflows w
         CROSS JOIN LATERAL (
           SELECT date_trunc('day', h.hour AT TIME ZONE 'UTC') AS day, sum(h.executions)::bigint AS executions, sum(h.successful)::bigint AS successful,

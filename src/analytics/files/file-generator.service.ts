@@ -11,7 +11,7 @@ import { csvRecord } from './csv.js';
 import { EXPORT_DATASETS, type ExportDataType } from './export-datasets.js';
 import { FilesRepository, type AnalyticsFileRow } from './files.repository.js';
 import { writePdfReport } from './pdf-report.js';
-import { reportColumns, reportSql, type ReportGroup, type ReportMetric, type ReportRow } from './report-data.js';
+import { reportColumns, reportMetric, REPORT_METRICS, reportSql, type ReportGroup, type ReportMetric, type ReportRow } from './report-data.js';
 
 /** How long a completed file is served (docs/API.md: 7 days). */
 export const FILE_LIFE_MS = 7 * 86_400_000;
@@ -118,8 +118,11 @@ export class FileGenerator {
 
   private async writeReport(client: PoolClient, file: AnalyticsFileRow, sink: ChunkSink): Promise<number> {
     const request = file.request as unknown as ReportRequest;
+    // A report requested before the analytics names were the columns may have stored an alias.
+    const asked = new Set(request.metrics.map((m) => reportMetric(m)));
+    const metrics = REPORT_METRICS.filter((m) => asked.has(m));
     await client.query(`SELECT set_config('TimeZone', $1, true)`, [request.timezone]);
-    const { rows } = await client.query(reportSql(request.group_by), [
+    const { rows } = await client.query(reportSql(request.group_by, metrics), [
       file.organization_id,
       request.start,
       request.end,
@@ -127,7 +130,7 @@ export class FileGenerator {
       request.workflow_ids,
     ]);
     const reportRows = rows as ReportRow[];
-    const columns = reportColumns({ groupBy: request.group_by, metrics: request.metrics });
+    const columns = reportColumns({ groupBy: request.group_by, metrics });
     const header = {
       name: file.name ?? '',
       description: request.description,
@@ -157,7 +160,7 @@ export class FileGenerator {
         timezone: header.timezone,
         granularity: header.granularity,
         group_by: request.group_by,
-        metrics: request.metrics,
+        metrics,
         generated_at: header.generatedAt,
       };
       await write(sink, `{"report":${JSON.stringify(meta)},"rows":[`);

@@ -19,13 +19,15 @@ const LABELS: Record<string, string> = {
   bucket: 'Bucket',
   workflow_name: 'Workflow',
   channel: 'Channel',
-  executions: 'Executions',
+  total_executions: 'Executions',
   successful_executions: 'Successful',
   failed_executions: 'Failed',
   success_rate: 'Success rate',
   average_duration_ms: 'Mean ms',
-  messages_sent: 'Sent',
-  messages_received: 'Received',
+  total_messages_sent: 'Sent',
+  total_messages_received: 'Received',
+  unique_customers: 'Customers',
+  customer_satisfaction: 'Satisfaction',
 };
 
 function bucketLabel(date: Date, granularity: string, timezone: string): string {
@@ -43,6 +45,7 @@ function cell(row: ReportRow, column: string, header: PdfReportHeader): string {
   const value = (row as unknown as Record<string, unknown>)[column];
   if (value === null || value === undefined) return '–';
   if (column === 'success_rate') return `${(Number(value) * 100).toFixed(1)}%`;
+  if (column === 'customer_satisfaction') return Number(value).toFixed(2);
   return String(value);
 }
 
@@ -52,7 +55,9 @@ function cell(row: ReportRow, column: string, header: PdfReportHeader): string {
  * the file embeds nothing from outside.
  */
 export async function writePdfReport(out: Writable, header: PdfReportHeader, columns: readonly string[], rows: readonly ReportRow[]): Promise<void> {
-  const doc = new PDFDocument({ size: 'A4', margin: MARGIN, info: { Title: header.name, Author: header.organization, Producer: 'workflow-automation-service' } });
+  // Every metric with the bucket (ten columns or more) needs the width of a landscape page for its headings.
+  const layout = columns.filter((c) => c !== 'workflow_id').length > 8 ? 'landscape' : 'portrait';
+  const doc = new PDFDocument({ size: 'A4', layout, margin: MARGIN, info: { Title: header.name, Author: header.organization, Producer: 'workflow-automation-service' } });
   const done = new Promise<void>((resolve, reject) => {
     out.on('finish', resolve);
     out.on('error', reject);
@@ -79,7 +84,7 @@ function drawChart(doc: PDFKit.PDFDocument, header: PdfReportHeader, rows: reado
   const totals = new Map<number, { executions: number; successful: number; failed: number }>();
   for (const row of rows) {
     const t = totals.get(row.bucket.getTime()) ?? { executions: 0, successful: 0, failed: 0 };
-    t.executions += row.executions;
+    t.executions += row.total_executions;
     t.successful += row.successful_executions;
     t.failed += row.failed_executions;
     totals.set(row.bucket.getTime(), t);

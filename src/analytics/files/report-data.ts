@@ -1,3 +1,5 @@
+import { distinctCustomers } from '../analytics.repository.js';
+
 /**
  * The rows of a report: workflow metrics per time bucket, from the hourly rollups (migration
  * ExecutionRollups), optionally split by workflow and channel. A bucket starts at the local
@@ -6,16 +8,38 @@
  * in the bucket where it starts. The period is widened to whole hours: a report describes the hours
  * it covers, and says which (`period_start`, `period_end` in the file).
  */
+
+/**
+ * The report metrics, in the order of a file's columns: the names of the workflow analytics
+ * (GET /v1/analytics/workflows/{id}), each computed the same way, per row. `unique_customers`
+ * counts the distinct customers of the executions started in the row's bucket (and workflow and
+ * channel), `customer_satisfaction` is the mean of their form ratings (null without one).
+ */
 export const REPORT_METRICS = [
-  'executions',
+  'total_executions',
   'successful_executions',
   'failed_executions',
   'success_rate',
   'average_duration_ms',
-  'messages_sent',
-  'messages_received',
+  'total_messages_sent',
+  'total_messages_received',
+  'unique_customers',
+  'customer_satisfaction',
 ] as const;
 export type ReportMetric = (typeof REPORT_METRICS)[number];
+
+/** The short names reports took first: still accepted in a request, written under the analytics name. */
+export const REPORT_METRIC_ALIASES: Readonly<Record<string, ReportMetric>> = {
+  executions: 'total_executions',
+  messages_sent: 'total_messages_sent',
+  messages_received: 'total_messages_received',
+};
+
+/** A metric name or alias as the metric it names; undefined for anything else. */
+export function reportMetric(name: string): ReportMetric | undefined {
+  if ((REPORT_METRICS as readonly string[]).includes(name)) return name as ReportMetric;
+  return Object.hasOwn(REPORT_METRIC_ALIASES, name) ? REPORT_METRIC_ALIASES[name] : undefined;
+}
 
 export const REPORT_GROUPS = ['workflow', 'channel'] as const;
 export type ReportGroup = (typeof REPORT_GROUPS)[number];
@@ -40,13 +64,15 @@ export interface ReportRow {
   workflow_id?: string;
   workflow_name?: string;
   channel?: string;
-  executions: number;
+  total_executions: number;
   successful_executions: number;
   failed_executions: number;
   success_rate: number | null;
   average_duration_ms: number | null;
-  messages_sent: number;
-  messages_received: number;
+  total_messages_sent: number;
+  total_messages_received: number;
+  unique_customers: number;
+  customer_satisfaction: number | null;
 }
 
 /**
@@ -54,12 +80,19 @@ export interface ReportRow {
  * a bucket with no executions, so a chart has no gaps); grouped rows exist only where there was
  * activity. Runs in a transaction whose TimeZone is the report's (the caller sets it), which is
  * what date_trunc and the bucket series follow, daylight-saving changes included.
+ * Counts, durations and messages come from the hourly rollups; distinct customers from the
+ * executions and satisfaction from the rating answers (execution_answers), read only when those
+ * metrics are asked for. An execution counts in the bucket of the UTC hour it started in, as in the
+ * rollups, so that every figure of a row covers the same executions.
  * $1 organization, $2 start, $3 end (exclusive), $4 granularity, $5 workflow ids or null.
  */
-export function reportSql(groupBy: readonly ReportGroup[]): string {
+export function reportSql(groupBy: readonly ReportGroup[], metrics: readonly ReportMetric[] = REPORT_METRICS): string {
   const byWorkflow = groupBy.includes('workflow');
   const byChannel = groupBy.includes('channel');
+  const withCustomers = metrics.includes('unique_customers');
+  const withSatisfaction = metrics.includes('customer_satisfaction');
   const keys = [byWorkflow ? 'h.workflow_id' : null, byChannel ? 'h.channel' : null].filter(Boolean) as string[];
+  const groupNumbers = keys.map((_, i) => `, ${i + 2}`).join('');
   const aggregated = `
     SELECT date_trunc($4, h.hour) AS bucket${keys.map((k) => `, ${k}`).join('')},
            sum(h.executions)::float8 AS executions, sum(h.successful)::float8 AS successful, sum(h.failed)::float8 AS failed,
@@ -67,27 +100,48 @@ export function reportSql(groupBy: readonly ReportGroup[]): string {
       FROM workflows w
       JOIN workflow_execution_hours h ON h.workflow_id = w.id AND h.hour >= $2 AND h.hour < $3
      WHERE w.organization_id = $1 AND ($5::uuid[] IS NULL OR w.id = ANY ($5::uuid[]))
-     GROUP BY 1${keys.map((_, i) => `, ${i + 2}`).join('')}`;
-  const figures = `
-    a.executions, a.successful AS successful_executions, a.failed AS failed_executions,
-    a.successful / NULLIF(a.successful + a.failed, 0) AS success_rate,
-    round((a.duration_sum / NULLIF(a.successful + a.failed, 0))::numeric)::float8 AS average_duration_ms,
-    a.messages_sent, a.messages_received`;
+     GROUP BY 1${groupNumbers}`;
+  /** The row keys of a source `x` with started_at, workflow_id and channel, bucketed by the UTC hour it started in. */
+  const rowKeys = (x: string) =>
+    `date_trunc($4, date_trunc('hour', ${x}.started_at, 'UTC')) AS bucket${byWorkflow ? `, ${x}.workflow_id` : ''}${byChannel ? `, COALESCE(${x}.channel, 'unknown') AS channel` : ''}`;
+  const customers = `
+    SELECT ${rowKeys('e')}, ${distinctCustomers('e.customer_ref')} AS unique_customers
+      FROM workflows w
+      JOIN workflow_executions e ON e.workflow_id = w.id AND e.started_at >= $2 AND e.started_at < $3
+     WHERE w.organization_id = $1 AND ($5::uuid[] IS NULL OR w.id = ANY ($5::uuid[]))
+     GROUP BY 1${groupNumbers}`;
+  const satisfaction = `
+    SELECT ${rowKeys('r')}, (sum(r.rating_sum) / NULLIF(sum(r.ratings), 0))::float8 AS customer_satisfaction
+      FROM execution_answers r
+     WHERE r.organization_id = $1 AND r.started_at >= $2 AND r.started_at < $3 AND ($5::uuid[] IS NULL OR r.workflow_id = ANY ($5::uuid[]))
+     GROUP BY 1${groupNumbers}`;
+  const extra = `${withCustomers ? `, c AS (${customers})` : ''}${withSatisfaction ? `, s AS (${satisfaction})` : ''}`;
+  /** The joins of c and s to the rows of `on` (its bucket and keys). */
+  const join = (on: string) =>
+    ['c', 's']
+      .filter((x) => (x === 'c' ? withCustomers : withSatisfaction))
+      .map((x) => ` LEFT JOIN ${x} ON ${x}.bucket = ${on}.bucket${byWorkflow ? ` AND ${x}.workflow_id = a.workflow_id` : ''}${byChannel ? ` AND ${x}.channel = a.channel` : ''}`)
+      .join('');
+  const people = `${withCustomers ? 'COALESCE(c.unique_customers, 0)' : '0'} AS unique_customers, ${withSatisfaction ? 's.customer_satisfaction' : 'NULL::float8'} AS customer_satisfaction`;
   if (keys.length === 0) {
     return `
       WITH a AS (${aggregated}),
-      buckets AS (SELECT generate_series(date_trunc($4, $2::timestamptz), $3::timestamptz - interval '1 microsecond', ('1 ' || $4)::interval) AS bucket)
-      SELECT b.bucket, COALESCE(a.executions, 0) AS executions, COALESCE(a.successful, 0) AS successful_executions,
+      buckets AS (SELECT generate_series(date_trunc($4, $2::timestamptz), $3::timestamptz - interval '1 microsecond', ('1 ' || $4)::interval) AS bucket)${extra}
+      SELECT b.bucket, COALESCE(a.executions, 0) AS total_executions, COALESCE(a.successful, 0) AS successful_executions,
              COALESCE(a.failed, 0) AS failed_executions, a.successful / NULLIF(a.successful + a.failed, 0) AS success_rate,
              round((a.duration_sum / NULLIF(a.successful + a.failed, 0))::numeric)::float8 AS average_duration_ms,
-             COALESCE(a.messages_sent, 0) AS messages_sent, COALESCE(a.messages_received, 0) AS messages_received
-        FROM buckets b LEFT JOIN a ON a.bucket = b.bucket
+             COALESCE(a.messages_sent, 0) AS total_messages_sent, COALESCE(a.messages_received, 0) AS total_messages_received, ${people}
+        FROM buckets b LEFT JOIN a ON a.bucket = b.bucket${join('b')}
        ORDER BY b.bucket`;
   }
   return `
-    WITH a AS (${aggregated} HAVING sum(h.executions) <> 0 OR sum(h.messages_sent) <> 0 OR sum(h.messages_received) <> 0)
-    SELECT a.bucket${byWorkflow ? ', a.workflow_id, w.name AS workflow_name' : ''}${byChannel ? ', a.channel' : ''}, ${figures}
-      FROM a ${byWorkflow ? 'JOIN workflows w ON w.id = a.workflow_id' : ''}
+    WITH a AS (${aggregated} HAVING sum(h.executions) <> 0 OR sum(h.messages_sent) <> 0 OR sum(h.messages_received) <> 0)${extra}
+    SELECT a.bucket${byWorkflow ? ', a.workflow_id, w.name AS workflow_name' : ''}${byChannel ? ', a.channel' : ''},
+           a.executions AS total_executions, a.successful AS successful_executions, a.failed AS failed_executions,
+           a.successful / NULLIF(a.successful + a.failed, 0) AS success_rate,
+           round((a.duration_sum / NULLIF(a.successful + a.failed, 0))::numeric)::float8 AS average_duration_ms,
+           a.messages_sent AS total_messages_sent, a.messages_received AS total_messages_received, ${people}
+      FROM a ${byWorkflow ? 'JOIN workflows w ON w.id = a.workflow_id' : ''}${join('a')}
      ORDER BY a.bucket${byWorkflow ? ', w.name, a.workflow_id' : ''}${byChannel ? ', a.channel' : ''}`;
 }
 

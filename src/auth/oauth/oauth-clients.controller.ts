@@ -25,7 +25,7 @@ export class OAuthClientsController {
       name: body.name,
       redirectUris: body.redirect_uris,
       scopes: body.scopes,
-      tokenEndpointAuthMethod: body.token_endpoint_auth_method ?? 'client_secret_basic',
+      tokenEndpointAuthMethod: body.token_endpoint_auth_method ?? null,
     });
     return ok(CreatedOAuthClientResponse.from({ ...client, secret }));
   }

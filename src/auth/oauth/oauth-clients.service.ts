@@ -26,7 +26,7 @@ export class OAuthClientsService {
   /** Registers a client; the secret (confidential clients) is returned here only, and stored as SHA-256. */
   async create(
     organizationId: string,
-    input: { name: string; redirectUris: string[]; scopes: string[]; tokenEndpointAuthMethod: TokenEndpointAuthMethod },
+    input: { name: string; redirectUris: string[]; scopes: string[]; tokenEndpointAuthMethod: TokenEndpointAuthMethod | null },
   ): Promise<{ client: OAuthClient; secret?: string }> {
     input.redirectUris.forEach((uri, i) => {
       const problem = redirectUriProblem(uri);

@@ -37,7 +37,7 @@ function formBody(properties: Record<string, Record<string, unknown>>, required:
 
 const CLIENT_AUTH_FIELDS = {
   client_id: STRING(64, { description: 'With client_secret_post or a public client (none); with HTTP Basic it may be left out' }),
-  client_secret: STRING(512, { description: 'client_secret_post only' }),
+  client_secret: STRING(512, { description: 'With client_secret_post (a client registered with it, or registered without a method); never together with HTTP Basic' }),
 };
 
 /**
@@ -139,7 +139,9 @@ export class OAuthController {
   @Header('Pragma', 'no-cache')
   @ApiOperation({
     summary: 'Token endpoint: redeem a code or rotate a refresh token (RFC 6749 §4.1.3, §6)',
-    description: 'Client authentication: HTTP Basic (client_secret_basic), client_id and client_secret in the form (client_secret_post), or client_id alone for public clients (none), as registered.',
+    description:
+      'Client authentication: HTTP Basic (client_secret_basic), client_id and client_secret in the form (client_secret_post), or client_id alone for public clients (none), ' +
+      'as registered; a client registered without a method may use either secret method.',
   })
   @ApiConsumes(FORM)
   @ApiBody(

@@ -6,7 +6,7 @@ import { isValidScope } from '../access.js';
 import { UsersService } from '../users/users.service.js';
 import { ACCESS_TOKEN_LIFETIME_SECONDS, AccessTokenSigner } from './access-token.signer.js';
 import { OAuthAuthorizationCode } from './entities/oauth-authorization-code.entity.js';
-import type { OAuthClient } from './entities/oauth-client.entity.js';
+import { acceptedAuthMethods, type OAuthClient } from './entities/oauth-client.entity.js';
 import { OAuthRefreshToken } from './entities/oauth-refresh-token.entity.js';
 import { hashSecret, OAuthClientsService } from './oauth-clients.service.js';
 import { InvalidClientError, OAuthError, type OAuthErrorCode } from './oauth.errors.js';
@@ -198,8 +198,9 @@ export class OAuthService {
   }
 
   /**
-   * RFC 6749 §2.3: HTTP Basic or client_secret in the body (one method, the one registered), or for
-   * a public client its client_id alone.
+   * RFC 6749 §2.3: HTTP Basic or client_secret in the body (one method per request: the one
+   * registered, or either for a client registered without one), or for a public client its
+   * client_id alone.
    */
   private async authenticateClient({ basic, body }: ClientCredentials): Promise<OAuthClient> {
     const bodyId = body.client_id;
@@ -214,7 +215,8 @@ export class OAuthService {
     if (clientId === undefined) throw new InvalidClientError('Client authentication is missing');
     const client = await this.clients.find(clientId);
     if (!client) throw new InvalidClientError();
-    if (client.tokenEndpointAuthMethod !== method) throw new InvalidClientError(`This client authenticates with ${client.tokenEndpointAuthMethod}`);
+    const accepted = acceptedAuthMethods(client.tokenEndpointAuthMethod);
+    if (!accepted.includes(method)) throw new InvalidClientError(`This client authenticates with ${accepted.join(' or ')}`);
     const secret = basic?.secret ?? bodySecret;
     if (method !== 'none' && (secret === undefined || !this.clients.secretMatches(client, secret))) throw new InvalidClientError();
     return client;

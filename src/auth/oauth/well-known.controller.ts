@@ -15,7 +15,12 @@ export class WellKnownController {
 
   @Get('oauth-authorization-server')
   @Header('Cache-Control', 'public, max-age=3600')
-  @ApiOperation({ summary: 'OAuth 2.0 authorization server metadata (RFC 8414)' })
+  @ApiOperation({
+    summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
+    description:
+      'The *_auth_methods_supported lists name every method the server takes. A client is held to the token_endpoint_auth_method it registered; ' +
+      'a confidential client registered without one may use client_secret_basic or client_secret_post at the token, revocation and introspection endpoints.',
+  })
   @ApiResponse({ status: 200, description: 'The metadata document', type: AuthorizationServerMetadataDto })
   metadata(): AuthorizationServerMetadataDto {
     const issuer = this.oauth.issuer;

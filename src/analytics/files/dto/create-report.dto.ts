@@ -3,7 +3,7 @@ import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
 import { GRANULARITIES } from '../../../common/date-range.js';
 import { IsOmittable } from '../../../common/validation/is-omittable.decorator.js';
 import { TextLength } from '../../../common/validation/text-length.decorator.js';
-import { REPORT_FORMATS, REPORT_GROUPS, REPORT_METRICS } from '../report-data.js';
+import { REPORT_FORMATS, REPORT_GROUPS, REPORT_METRIC_ALIASES, REPORT_METRICS } from '../report-data.js';
 
 const DATE = { type: 'string', maxLength: 64, example: '2025-03-01' } as const;
 
@@ -35,9 +35,13 @@ export class CreateReportDto {
 
   @ApiPropertyOptional({
     type: 'array',
-    maxItems: REPORT_METRICS.length,
+    maxItems: REPORT_METRICS.length + Object.keys(REPORT_METRIC_ALIASES).length,
     items: { type: 'string', maxLength: 64 },
-    description: `Metrics to include, in this order: ${REPORT_METRICS.join(', ')} (default: all). An unknown name → 400 INVALID_METRICS`,
+    description:
+      `Metrics to include, the names of GET /v1/analytics/workflows/{workflow_id}; the file's columns take them in this order: ${REPORT_METRICS.join(', ')} ` +
+      `(default: all). Aliases, accepted and written under the name they stand for: ` +
+      `${Object.entries(REPORT_METRIC_ALIASES).map(([alias, name]) => `${alias} → ${name}`).join(', ')}. ` +
+      'channel_breakdown is no column: use group_by ["channel"]. An unknown name → 400 INVALID_METRICS',
   })
   // Checked by the service (INVALID_METRICS).
   @IsOptional()

@@ -36,8 +36,10 @@ export class CreateOAuthClientDto {
 
   @ApiPropertyOptional({
     enum: TOKEN_ENDPOINT_AUTH_METHODS,
-    default: 'client_secret_basic',
-    description: 'How the client authenticates at the token endpoint. `none`: a public client (no secret), which must use PKCE S256.',
+    description:
+      'How the client authenticates at /oauth/token, /oauth/revoke and /oauth/introspect; the client is then held to it. Omitted: a confidential ' +
+      'client that may use either client_secret_basic (HTTP Basic) or client_secret_post (client_id and client_secret in the form). ' +
+      '`none`: a public client (no secret), which must use PKCE S256.',
   })
   @IsOptional()
   @IsIn(TOKEN_ENDPOINT_AUTH_METHODS as unknown as string[])

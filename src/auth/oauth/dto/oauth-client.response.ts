@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ALL_SCOPES } from '../../access.js';
-import { TOKEN_ENDPOINT_AUTH_METHODS, type OAuthClient, type TokenEndpointAuthMethod } from '../entities/oauth-client.entity.js';
+import { acceptedAuthMethods, TOKEN_ENDPOINT_AUTH_METHODS, type OAuthClient, type TokenEndpointAuthMethod } from '../entities/oauth-client.entity.js';
 import { isoTime } from '../../../common/iso-time.js';
 
 export class OAuthClientResponse {
@@ -9,7 +9,17 @@ export class OAuthClientResponse {
   @ApiProperty() name: string;
   @ApiProperty({ type: [String] }) redirect_uris: string[];
   @ApiProperty({ type: [String], enum: ALL_SCOPES }) scopes: string[];
-  @ApiProperty({ enum: TOKEN_ENDPOINT_AUTH_METHODS }) token_endpoint_auth_method: TokenEndpointAuthMethod;
+  @ApiProperty({
+    enum: TOKEN_ENDPOINT_AUTH_METHODS,
+    description: 'The method registered; for a client registered without one, client_secret_basic (the RFC 7591 default), though it may use either listed in token_endpoint_auth_methods',
+  })
+  token_endpoint_auth_method: TokenEndpointAuthMethod;
+  @ApiProperty({
+    type: [String],
+    enum: TOKEN_ENDPOINT_AUTH_METHODS,
+    description: 'Every method the client may authenticate with at /oauth/token, /oauth/revoke and /oauth/introspect: the one registered, or both secret methods when none was',
+  })
+  token_endpoint_auth_methods: TokenEndpointAuthMethod[];
   @ApiProperty({ format: 'date-time' }) created_at: string;
 
   static from(client: OAuthClient): OAuthClientResponse {
@@ -19,7 +29,8 @@ export class OAuthClientResponse {
       name: client.name,
       redirect_uris: client.redirectUris,
       scopes: client.scopes,
-      token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+      token_endpoint_auth_method: client.tokenEndpointAuthMethod ?? 'client_secret_basic',
+      token_endpoint_auth_methods: [...acceptedAuthMethods(client.tokenEndpointAuthMethod)],
       created_at: isoTime(client.createdAt),
     };
   }

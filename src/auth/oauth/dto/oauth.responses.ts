@@ -42,7 +42,11 @@ export class AuthorizationServerMetadataDto {
   @ApiProperty({ type: [String] }) response_modes_supported: string[];
   @ApiProperty({ type: [String] }) grant_types_supported: string[];
   @ApiProperty({ type: [String] }) code_challenge_methods_supported: string[];
-  @ApiProperty({ type: [String] }) token_endpoint_auth_methods_supported: string[];
+  @ApiProperty({
+    type: [String],
+    description: 'Every method the server takes. A client is held to the method it registered; a confidential client registered without one may use client_secret_basic or client_secret_post',
+  })
+  token_endpoint_auth_methods_supported: string[];
   @ApiProperty({ type: [String] }) revocation_endpoint_auth_methods_supported: string[];
   @ApiProperty({ type: [String] }) introspection_endpoint_auth_methods_supported: string[];
   @ApiProperty({ type: [String] }) scopes_supported: string[];

@@ -2,6 +2,13 @@ import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeor
 
 export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
 export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
+/** What a confidential client registered without a method may use: either way of sending its secret. */
+export const SECRET_AUTH_METHODS: readonly TokenEndpointAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
+
+/** The methods a client may authenticate with: the one it registered, or either secret method when it registered none. */
+export function acceptedAuthMethods(registered: TokenEndpointAuthMethod | null): readonly TokenEndpointAuthMethod[] {
+  return registered === null ? SECRET_AUTH_METHODS : [registered];
+}
 
 /** An application registered to obtain OAuth access tokens for users of its organization. */
 @Entity({ name: 'oauth_clients' })
@@ -25,8 +32,9 @@ export class OAuthClient {
   @Column({ type: 'text', array: true })
   scopes: string[];
 
-  @Column({ name: 'token_endpoint_auth_method', type: 'varchar', length: 32 })
-  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+  /** As registered; null when the client registered none: then it may use either secret method (acceptedAuthMethods). */
+  @Column({ name: 'token_endpoint_auth_method', type: 'varchar', length: 32, nullable: true })
+  tokenEndpointAuthMethod: TokenEndpointAuthMethod | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
