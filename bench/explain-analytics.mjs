@@ -9,7 +9,7 @@ const name = process.argv[2];
 if (!name) throw new Error('usage: node bench/explain-analytics.mjs <database-name> [statement-name-filter]');
 const only = process.argv[3];
 const { ANALYTICS_STATEMENTS: S, journeySplit, splitDays, workflowCountsValues } = await import('../dist/src/analytics/analytics.repository.js');
-const { splitPeriod: hourSplit } = await import('../dist/src/executions/metrics.repository.js');
+const { splitPeriod: hourSplit } = await import('../dist/src/execution-metrics/execution-metrics.repository.js');
 const { engagementDayPlan, planValues, ...E } = await import('../dist/src/analytics/engagement-days.js');
 const db = new pg.Client({ connectionString: `${server}/${name}` });
 await db.connect();

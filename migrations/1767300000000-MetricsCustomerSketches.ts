@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { foldSpans, TRIGGER_SKETCHES, WORKFLOW_SKETCHES, type SketchTables } from '../src/executions/customer-days.js';
+import { foldSpans, TRIGGER_SKETCHES, WORKFLOW_SKETCHES, type SketchTables } from '../src/execution-metrics/customer-days.js';
 import {
   FORGET_MESSAGES_FUNCTION,
   histogram,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { countDays, journeySplit, rawJourneySplit, splitDays, workflowCountsValues } from './analytics.repository.js';
-import { splitPeriod as hourSplit } from '../executions/metrics.repository.js';
+import { splitPeriod as hourSplit } from '../execution-metrics/execution-metrics.repository.js';
 
 const d = (iso: string) => new Date(iso);
 

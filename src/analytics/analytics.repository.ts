@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { SqlStatement } from '../database/sql-statement.js';
 import { isoMicros, rawSplit, splitPeriod, type PeriodSplit } from '../common/period-split.js';
-import type { PeriodSplit as HourSplit } from '../executions/metrics.repository.js';
+import type { PeriodSplit as HourSplit } from '../execution-metrics/execution-metrics.repository.js';
 import { outcomeFacts } from './journey-facts.js';
 import {
   DAY_FACTS,

@@ -1,5 +1,5 @@
 import type { Granularity } from '../common/date-range.js';
-import { ExecutionMetricsService } from '../executions/metrics.service.js';
+import { ExecutionMetricsService } from '../execution-metrics/execution-metrics.service.js';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
@@ -8,7 +8,7 @@ import { HealthService } from '../health/health.service.js';
 import { RedisService } from '../redis/redis.service.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import { InvalidMetricsError, WorkflowNotFoundError } from './analytics.errors.js';
-import { splitPeriod, type PeriodSplit } from '../executions/metrics.repository.js';
+import { splitPeriod, type PeriodSplit } from '../execution-metrics/execution-metrics.repository.js';
 import { resolveAnalyticsPeriod, resolveTimezone, toZonedIso, wholeHourOffsets, type AnalyticsPeriod, type AnalyticsPeriodInput } from './analytics-period.js';
 import { AnalyticsRepository, type GroupRow, type JourneyNodeRow, type OutcomeRow } from './analytics.repository.js';
 import {

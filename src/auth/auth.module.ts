@@ -11,7 +11,7 @@ import { CREDENTIAL_RESOLVERS } from './credentials/credential-resolver.js';
 import { AccessGuard } from './guards/access.guard.js';
 import { AuthenticationGuard } from './guards/authentication.guard.js';
 import { BearerStrategy } from './guards/bearer.strategy.js';
-import { EarlyAnswerLimits } from './guards/early-answer-limits.js';
+import { EarlyAnswerLimits } from '../rate-limits/early-answer-limits.js';
 import { JwtClient } from './jwt-clients/entities/jwt-client.entity.js';
 import { JwtClientResolver } from './jwt-clients/jwt-client.resolver.js';
 import { JwtClientsController } from './jwt-clients/jwt-clients.controller.js';

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { AppConfig } from '../config/app-config.js';
-import { RateLimiter } from '../redis/rate-limiter.js';
+import { RateLimiter } from './rate-limiter.js';
 import { namedThrottlers } from './rate-limit-policies.js';
 import { RateLimitGuard } from './rate-limit.guard.js';
 import { RedisThrottlerStorage } from './redis-throttler.storage.js';

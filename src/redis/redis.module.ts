@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { RateLimiter } from './rate-limiter.js';
+import { RateLimiter } from '../rate-limits/rate-limiter.js';
 import { RedisService } from './redis.service.js';
 
 @Global()

@@ -9,7 +9,7 @@ import { MessagesController } from './messages.controller.js';
 import { SchedulesProcessor } from './schedules.processor.js';
 import { TriggerExecutionsController } from './trigger-executions.controller.js';
 import { TriggerFiringService } from './trigger-firing.service.js';
-import { TriggerRateLimits } from './trigger-rate-limits.service.js';
+import { TriggerRateLimits } from '../rate-limits/trigger-rate-limits.service.js';
 import { TriggerSchedulesService } from './trigger-schedules.service.js';
 import { TriggersController } from './triggers.controller.js';
 import { TriggersService } from './triggers.service.js';

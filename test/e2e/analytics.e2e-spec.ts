@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertCustomer, insertMessage, insertStep, insertTrigger, insertWorkflowExecution } from '../factories/executions.js';
 import { AnalyticsRepository } from '../../src/analytics/analytics.repository.js';
 import { halfway } from '../../src/analytics/analytics.service.js';
-import { splitPeriod } from '../../src/executions/metrics.repository.js';
+import { splitPeriod } from '../../src/execution-metrics/execution-metrics.repository.js';
 import { createTrigger } from '../factories/triggers.js';
 import { createWorkflow } from '../factories/workflows.js';
 import { waitFor } from '../utils/wait-for.js';

@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, HttpException, Logger, Optional, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import { EarlyAnswerLimits } from '../../auth/guards/early-answer-limits.js';
+import { EarlyAnswerLimits } from '../../rate-limits/early-answer-limits.js';
 import { clientDataErrorCode, isDatabaseUnavailable } from '../../database/postgres-errors.js';
 import { isRedisUnavailable } from '../../redis/redis-errors.js';
 import { allowedMethods, type RouterLike } from '../http/allowed-methods.js';

@@ -11,7 +11,7 @@ import type {
   TriggerMetricsTotals,
   WorkflowMetricsResponse,
 } from './dto/metrics.response.js';
-import { ExecutionMetricsRepository, type ExecutionSummary, type SummaryRow } from './metrics.repository.js';
+import { ExecutionMetricsRepository, type ExecutionSummary, type SummaryRow } from './execution-metrics.repository.js';
 import { isoTime } from '../common/iso-time.js';
 
 function periodOf(period: Period): MetricsPeriodResponse {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { splitPeriod, wholeSpans } from './metrics.repository.js';
+import { splitPeriod, wholeSpans } from './execution-metrics.repository.js';
 
 const spans = (start: string, end: string, granularity: 'hour' | 'day' | 'week' | 'month') => {
   const w = wholeSpans(splitPeriod(new Date(start), new Date(end)), granularity);

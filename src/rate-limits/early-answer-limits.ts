@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { DomainError } from '../../common/errors/domain-error.js';
-import { RequestLimits } from '../../rate-limits/request-limits.service.js';
-import type { Principal } from '../access.js';
-import { BearerStrategy, bearerToken } from './bearer.strategy.js';
+import { DomainError } from '../common/errors/domain-error.js';
+import { RequestLimits } from './request-limits.service.js';
+import type { Principal } from '../auth/access.js';
+import { BearerStrategy, bearerToken } from '../auth/guards/bearer.strategy.js';
 
 /** /v1 paths whose answers count against the request limits (the inbound webhooks count per trigger, on their own). */
 const LIMITED_PATH = /^\/v1(\/|$)/;

@@ -5,11 +5,11 @@ import type { Repository } from 'typeorm';
 import { principalAllows, type AccessRequirement, type Principal } from '../auth/access.js';
 import { isUuid } from '../common/ids/uuid.js';
 import { AppConfig } from '../config/app-config.js';
-import type { RequestLimitSource } from '../rate-limits/rate-limit.decorators.js';
-import type { RateLimitEntry } from '../redis/rate-limiter.js';
+import type { RequestLimitSource } from './rate-limit.decorators.js';
+import type { RateLimitEntry } from './rate-limiter.js';
 import { RedisService } from '../redis/redis.service.js';
-import { Trigger } from './entities/trigger.entity.js';
-import { credentialMayFire, DEFAULT_API_RATE_LIMIT } from './trigger-types/api.trigger-type.js';
+import { Trigger } from '../triggers/entities/trigger.entity.js';
+import { credentialMayFire, DEFAULT_API_RATE_LIMIT } from '../triggers/trigger-types/api.trigger-type.js';
 
 const CHANGED_CHANNEL = 'triggers:limit-changed';
 const MAX_CACHED = 10_000;

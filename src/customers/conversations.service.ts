@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { Batcher } from './batcher.js';
+import { Batcher } from '../common/batcher.js';
 import { SqlStatement } from '../database/sql-statement.js';
 import { uuidv7 } from '../common/ids/uuid-v7.js';
 import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';

@@ -7,7 +7,7 @@ import { ok } from '../common/http/envelope.js';
 import { paginate } from '../common/pagination/page.query.js';
 import { CustomerResponse, MessageResponse } from './dto/customer.response.js';
 import { ListCustomersQuery, ListMessagesQuery } from './dto/list-customers.query.js';
-import { ExecutionsQueryService } from './executions-query.service.js';
+import { ExecutionsQueryService } from '../executions/executions-query.service.js';
 
 const CUSTOMER_ID = ApiParam({
   name: 'customer_id',
