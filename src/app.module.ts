@@ -18,6 +18,8 @@ import { IdempotencyGuard } from './idempotency/idempotency.guard.js';
 import { IdempotencyModule } from './idempotency/idempotency.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { CustomersModule } from './customers/customers.module.js';
+import { ExecutionMetricsModule } from './execution-metrics/execution-metrics.module.js';
 import { ExecutionsModule, ExecutionsWorkerModule } from './executions/executions.module.js';
 import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module.js';
 import { PetsModule } from './pets/pets.module.js';
@@ -60,6 +62,8 @@ export class AppModule {
         PetsModule,
         KnowledgeBasesModule,
         ExecutionsModule,
+        ExecutionMetricsModule,
+        CustomersModule,
         TriggersModule,
         WebhooksModule,
         AnalyticsFilesModule,

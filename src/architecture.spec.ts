@@ -24,8 +24,8 @@ const where = (file: string) => relative(SRC, file);
 
 /**
  * Tables without an entity: created by migrations and kept by their row triggers. The execution
- * rollups are the executions module's (its metrics read them); the analytics rollups and the
- * report and export files are analytics'.
+ * rollups are the executions module's (kept by triggers on its rows; the execution-metrics module
+ * reads them); the analytics rollups and the report and export files are analytics'.
  */
 const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   workflow_execution_hours: 'executions',
@@ -61,6 +61,25 @@ const ALLOWED: { module: string; table: string; access: Access; why: string }[] 
     why: 'analytics, reports and exports are SQL over what every module recorded (src/analytics/README.md); reads only',
   })),
   { module: 'webhooks', table: 'outbox_events', access: 'write', why: 'the outbox relay: reads new events, marks them published, deletes old ones (src/webhooks/README.md)' },
+  ...['customers', 'messages'].map((table) => ({
+    module: 'executions',
+    table,
+    access: 'write' as const,
+    why: 'the engine\'s single statements: a firing upserts its customer, a run commit stores the messages it sent, consumes the replies it read and merges form answers into the customer (src/executions/README.md)',
+  })),
+  {
+    module: 'customers',
+    table: 'workflow_executions',
+    access: 'write',
+    why: 'the inbound statement claims the customer\'s running execution for a reply in the statement that stores it (src/customers/README.md)',
+  },
+  ...['workflow_executions', 'trigger_executions', 'messages', 'workflow_execution_hours', 'workflow_customer_hours', 'trigger_execution_hours',
+    'trigger_customer_hours'].map((table) => ({
+    module: 'execution-metrics',
+    table,
+    access: 'read' as const,
+    why: 'execution metrics are SQL over the executions\' rows and their rollups (src/execution-metrics/README.md); reads only',
+  })),
 ];
 
 const tables = new Set<string>();

@@ -1,12 +1,12 @@
 import { Module } from '@nestjs/common';
-import { ExecutionsModule } from '../executions/executions.module.js';
+import { ExecutionMetricsModule } from '../execution-metrics/execution-metrics.module.js';
 import { HealthModule } from '../health/health.module.js';
 import { WorkflowsModule } from '../workflows/workflows.module.js';
 import { AnalyticsController } from './analytics.controller.js';
 import { AnalyticsService } from './analytics.service.js';
 
 @Module({
-  imports: [WorkflowsModule, HealthModule, ExecutionsModule],
+  imports: [WorkflowsModule, HealthModule, ExecutionMetricsModule],
   controllers: [AnalyticsController],
   providers: [AnalyticsService],
   exports: [AnalyticsService],

@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { Period } from '../common/date-range.js';
 import type { Pool } from 'pg';
@@ -304,13 +306,14 @@ function addPart(union: CustomerUnion, part: Part): void {
  *
  * Unique customers are exact while every part merged is exact (hour sets, edges, day sketches of
  * up to 2,048 customers); beyond, a HyperLogLog estimate with a relative standard error of 0.81 %
- * (src/executions/customer-sketch.ts). Every other figure is exact.
+ * (src/execution-metrics/customer-sketch.ts). Every other figure is exact.
  */
+@Injectable()
 export class ExecutionMetricsRepository {
   private readonly query: Query;
   private readonly sketches = new SketchCache(SKETCH_CACHE_ENTRIES);
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.query = async (sql, values) => (await ((dataSource.driver as PostgresDriver).master as Pool).query(sql, values)).rows;
   }
 

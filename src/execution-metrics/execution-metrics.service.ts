@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
 import { resolvePeriod, type Period } from '../common/date-range.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import type { MetricsQuery } from './dto/metrics.query.js';
@@ -42,14 +40,10 @@ function bucket(row: SummaryRow & { date: Date }): TriggerMetricsBucket {
  */
 @Injectable()
 export class ExecutionMetricsService {
-  private readonly repository: ExecutionMetricsRepository;
-
   constructor(
-    @InjectDataSource() dataSource: DataSource,
+    private readonly repository: ExecutionMetricsRepository,
     private readonly workflows: WorkflowsService,
-  ) {
-    this.repository = new ExecutionMetricsRepository(dataSource);
-  }
+  ) {}
 
   async forWorkflow(organizationId: string, workflowId: string, query: MetricsQuery, now = new Date()): Promise<WorkflowMetricsResponse> {
     const workflow = await this.workflows.getOwned(organizationId, workflowId);

@@ -1,6 +1,8 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { CustomersModule } from '../customers/customers.module.js';
+import { ExecutionMetricsModule } from '../execution-metrics/execution-metrics.module.js';
 import { ExecutionsModule } from '../executions/executions.module.js';
 import { WorkflowsModule } from '../workflows/workflows.module.js';
 import { Trigger } from './entities/trigger.entity.js';
@@ -16,7 +18,7 @@ import { TriggersService } from './triggers.service.js';
 import { SCHEDULES_QUEUE } from './triggers.queue.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Trigger]), BullModule.registerQueue({ name: SCHEDULES_QUEUE }), WorkflowsModule, ExecutionsModule],
+  imports: [TypeOrmModule.forFeature([Trigger]), BullModule.registerQueue({ name: SCHEDULES_QUEUE }), WorkflowsModule, ExecutionsModule, CustomersModule, ExecutionMetricsModule],
   controllers: [TriggersController, TriggerExecutionsController, MessagesController, HooksController],
   providers: [TriggersService, TriggerSchedulesService, TriggerFiringService, TriggerRateLimits],
   exports: [TriggersService, TriggerSchedulesService, TriggerFiringService, TriggerRateLimits],
