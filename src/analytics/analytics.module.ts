@@ -4,11 +4,16 @@ import { HealthModule } from '../health/health.module.js';
 import { WorkflowsModule } from '../workflows/workflows.module.js';
 import { AnalyticsController } from './analytics.controller.js';
 import { AnalyticsService } from './analytics.service.js';
+import { EngagementRepository } from './engagement.repository.js';
+import { JourneysRepository } from './journeys.repository.js';
+import { PerformanceRepository } from './performance.repository.js';
+import { RealtimeRepository } from './realtime.repository.js';
+import { WorkflowAnalyticsRepository } from './workflow-analytics.repository.js';
 
 @Module({
   imports: [WorkflowsModule, HealthModule, ExecutionMetricsModule],
   controllers: [AnalyticsController],
-  providers: [AnalyticsService],
+  providers: [AnalyticsService, WorkflowAnalyticsRepository, PerformanceRepository, EngagementRepository, JourneysRepository, RealtimeRepository],
   exports: [AnalyticsService],
 })
 export class AnalyticsModule {}
