@@ -3,9 +3,12 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
+  allSourceFiles,
   entityTables,
+  importTarget,
   migrationTables,
   moduleOf,
+  relativeImports,
   sourceFiles,
   tablesTouched,
   withoutComments,
@@ -80,6 +83,12 @@ const ALLOWED: { module: string; table: string; access: Access; why: string }[] 
     access: 'read' as const,
     why: 'execution metrics are SQL over the executions\' rows and their rollups (src/execution-metrics/README.md); reads only',
   })),
+  {
+    module: 'rate-limits',
+    table: 'triggers',
+    access: 'read',
+    why: 'an api trigger\'s own rate_limit, read (and cached) by the request throttler before the route runs; the triggers module depends on this one (src/rate-limits/README.md)',
+  },
 ];
 
 const tables = new Set<string>();
@@ -190,5 +199,36 @@ describe('timestamps (STYLE §10)', () => {
   it('are formatted by common/iso-time.ts only', () => {
     const elsewhere = files.filter((f) => where(f) !== join('common', 'iso-time.ts') && withoutComments(read(f)).includes('.toISOString('));
     expect(elsewhere.map(where)).toEqual([]);
+  });
+});
+
+/**
+ * The folders `common/` may import from: itself and the infrastructure every module stands on
+ * (typed config, the database and Redis connections). Everything else under src/ is a domain module.
+ */
+const COMMON_MAY_IMPORT = new Set(['common', 'config', 'database', 'redis']);
+
+/** The imports of a src/ file that leave `COMMON_MAY_IMPORT`: `file → target`. */
+function domainImports(file: string, code: string): string[] {
+  return relativeImports(code)
+    .map((specifier) => importTarget(SRC, file, specifier))
+    .filter((target) => !COMMON_MAY_IMPORT.has(target.split(/[\\/]/)[0]))
+    .map((target) => `${where(file)} → ${target}`);
+}
+
+describe('common/ (STYLE §1)', () => {
+  it('imports nothing from a domain module', () => {
+    const common = allSourceFiles(join(SRC, 'common'));
+    expect(common.length).toBeGreaterThan(20);
+    expect(common.flatMap((file) => domainImports(file, read(file)))).toEqual([]);
+  });
+
+  it('would flag an import from a domain folder, and not one from config or common', () => {
+    const file = join(SRC, 'common', 'errors', 'x.ts');
+    expect(domainImports(file, "import { A } from '../../auth/guards/a.js';\nexport { B } from '../../rate-limits/b.js';")).toEqual([
+      `${join('common', 'errors', 'x.ts')} → ${join('auth', 'guards', 'a.js')}`,
+      `${join('common', 'errors', 'x.ts')} → ${join('rate-limits', 'b.js')}`,
+    ]);
+    expect(domainImports(file, "import { C } from '../../config/app-config.js';\nimport { D } from '../http/d.js';\n// from '../../auth/x.js'")).toEqual([]);
   });
 });

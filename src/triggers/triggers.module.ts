@@ -11,7 +11,6 @@ import { MessagesController } from './messages.controller.js';
 import { SchedulesProcessor } from './schedules.processor.js';
 import { TriggerExecutionsController } from './trigger-executions.controller.js';
 import { TriggerFiringService } from './trigger-firing.service.js';
-import { TriggerRateLimits } from '../rate-limits/trigger-rate-limits.service.js';
 import { TriggerSchedulesService } from './trigger-schedules.service.js';
 import { TriggersController } from './triggers.controller.js';
 import { TriggersService } from './triggers.service.js';
@@ -20,8 +19,8 @@ import { SCHEDULES_QUEUE } from './triggers.queue.js';
 @Module({
   imports: [TypeOrmModule.forFeature([Trigger]), BullModule.registerQueue({ name: SCHEDULES_QUEUE }), WorkflowsModule, ExecutionsModule, CustomersModule, ExecutionMetricsModule],
   controllers: [TriggersController, TriggerExecutionsController, MessagesController, HooksController],
-  providers: [TriggersService, TriggerSchedulesService, TriggerFiringService, TriggerRateLimits],
-  exports: [TriggersService, TriggerSchedulesService, TriggerFiringService, TriggerRateLimits],
+  providers: [TriggersService, TriggerSchedulesService, TriggerFiringService],
+  exports: [TriggersService, TriggerSchedulesService, TriggerFiringService],
 })
 export class TriggersModule {}
 

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 
 /** Every .ts file under `dir` (recursively), specs left out: they may reach into any table to check it. */
 export function sourceFiles(dir: string): string[] {
@@ -10,6 +10,33 @@ export function sourceFiles(dir: string): string[] {
     else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) files.push(path);
   }
   return files;
+}
+
+/** Every .ts file under `dir` (recursively), specs included. */
+export function allSourceFiles(dir: string): string[] {
+  const files: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) files.push(...allSourceFiles(path));
+    else if (entry.name.endsWith('.ts')) files.push(path);
+  }
+  return files;
+}
+
+/**
+ * The relative module specifiers a file imports or re-exports (`import … from './x.js'`,
+ * `import './x.js'`, `export … from`, `import('./x.js')`), comments left out. Package imports are not listed.
+ */
+export function relativeImports(code: string): string[] {
+  const text = withoutComments(code);
+  const found: string[] = [];
+  for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)(['"])(\.{1,2}\/[^'"]*)\1/g)) found.push(m[2]);
+  return found;
+}
+
+/** Where a relative import of `file` points, relative to `root` (`../src/x.js` from migrations/a.ts → `src/x.js`). */
+export function importTarget(root: string, file: string, specifier: string): string {
+  return relative(root, resolve(dirname(file), specifier));
 }
 
 /** The module a file belongs to: its folder under src (`src/triggers/dto/x.ts` → `triggers`); files at the root belong to `app`. */
