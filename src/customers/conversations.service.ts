@@ -133,7 +133,7 @@ interface Inbound {
 export class ConversationsService {
   private readonly receives = new Batcher<Inbound, ReceivedMessage>(
     (messages) => this.receiveMany(messages),
-    (m) => [`${m.organization_id}:${m.customer_ref}`],
+    { keys: (m) => [`${m.organization_id}:${m.customer_ref}`] },
   );
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}

@@ -141,7 +141,7 @@ interface ExecutionRow {
 export class RunsRepository {
   private readonly commits = new Batcher<RunCommit, boolean>(
     (runs) => this.commitMany(runs),
-    ({ execution }) => [execution.id, execution.customerId],
+    { keys: ({ execution }) => [execution.id, execution.customerId] },
   );
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
