@@ -232,3 +232,26 @@ describe('common/ (STYLE §1)', () => {
     expect(domainImports(file, "import { C } from '../../config/app-config.js';\nimport { D } from '../http/d.js';\n// from '../../auth/x.js'")).toEqual([]);
   });
 });
+
+describe('migrations (frozen)', () => {
+  const ROOT = join(SRC, '..');
+  /** The imports of a migration that reach into src/: a migration must not change when the code does. */
+  const intoSrc = (file: string, code: string) =>
+    relativeImports(code)
+      .map((specifier) => importTarget(ROOT, file, specifier))
+      .filter((target) => target.split(/[\\/]/)[0] !== 'migrations')
+      .map((target) => `${relative(ROOT, file)} → ${target}`);
+
+  it('import nothing from src/ (what one needs is copied into it as it was)', () => {
+    const migrations = allSourceFiles(MIGRATIONS);
+    expect(migrations.length).toBeGreaterThan(20);
+    expect(migrations.flatMap((file) => intoSrc(file, read(file)))).toEqual([]);
+  });
+
+  it('would flag an import from src/, and not one from another migration', () => {
+    const file = join(MIGRATIONS, '1-X.ts');
+    expect(intoSrc(file, "import { f } from '../src/analytics/journey-facts.js';\nimport { g } from './0-Y.js';")).toEqual([
+      `${join('migrations', '1-X.ts')} → ${join('src', 'analytics', 'journey-facts.js')}`,
+    ]);
+  });
+});
