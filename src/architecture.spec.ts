@@ -28,13 +28,18 @@ const where = (file: string) => relative(SRC, file);
 /**
  * Tables without an entity: created by migrations and kept by their row triggers. The execution
  * rollups are the executions module's (kept by triggers on its rows; the execution-metrics module
- * reads them); the analytics rollups and the report and export files are analytics'.
+ * reads them), the customer sketches the execution-metrics module's (it alone folds and reads
+ * them); the analytics rollups and the report and export files are analytics'.
  */
 const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   workflow_execution_hours: 'executions',
+  workflow_execution_days: 'executions',
   workflow_customer_hours: 'executions',
   trigger_execution_hours: 'executions',
+  trigger_execution_days: 'executions',
   trigger_customer_hours: 'executions',
+  workflow_customer_sketches: 'execution-metrics',
+  trigger_customer_sketches: 'execution-metrics',
   workflow_duration_days: 'analytics',
   workflow_duration_months: 'analytics',
   workflow_error_days: 'analytics',
@@ -56,7 +61,7 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
  * src/events/outbox.sql.ts, src/auth/organizations/organizations.sql.ts), or add it here with its reason.
  */
 const ALLOWED: { module: string; table: string; access: Access; why: string }[] = [
-  ...['customers', 'messages', 'execution_steps', 'workflow_executions', 'trigger_executions', 'workflow_execution_hours', 'workflows',
+  ...['customers', 'messages', 'execution_steps', 'workflow_executions', 'trigger_executions', 'workflow_execution_hours', 'workflow_execution_days', 'workflows',
     'workflow_versions', 'triggers', 'webhooks', 'webhook_delivery_attempts', 'organizations'].map((table) => ({
     module: 'analytics',
     table,
@@ -76,8 +81,8 @@ const ALLOWED: { module: string; table: string; access: Access; why: string }[] 
     access: 'write',
     why: 'the inbound statement claims the customer\'s running execution for a reply in the statement that stores it (src/customers/README.md)',
   },
-  ...['workflow_executions', 'trigger_executions', 'messages', 'workflow_execution_hours', 'workflow_customer_hours', 'trigger_execution_hours',
-    'trigger_customer_hours'].map((table) => ({
+  ...['workflow_executions', 'trigger_executions', 'messages', 'workflow_execution_hours', 'workflow_execution_days', 'workflow_customer_hours',
+    'trigger_execution_hours', 'trigger_execution_days', 'trigger_customer_hours'].map((table) => ({
     module: 'execution-metrics',
     table,
     access: 'read' as const,
@@ -148,6 +153,36 @@ describe('the table scanner', () => {
     expect(tablesTouched('DELETE FROM triggers WHERE id = $1', known, classes)).toEqual(new Map([['triggers', 'write']]));
     expect(tablesTouched('constructor(@InjectRepository(Trigger) private readonly r: Repository<Trigger>) {}', known, classes)).toEqual(new Map([['triggers', 'write']]));
     expect(tablesTouched('await manager.findOne(Trigger, { where: { id } })', known, classes)).toEqual(new Map([['triggers', 'read']]));
+  });
+
+  it('sees tables named through templates and string constants', () => {
+    const rollups = new Set(['workflow_execution_hours', 'workflow_execution_days', 'trigger_execution_days', 'workflow_customer_sketches']);
+    const templated = `
+      const T = { days: 'workflow_execution_days', sketches: 'workflow_customer_sketches' };
+      const U = { days: 'trigger_execution_days' };
+      await q(\`SELECT * FROM \${t.days} d WHERE d.x = 1\`);
+      await q(\`INSERT INTO \${t.sketches} AS s (a) VALUES (1)\`);`;
+    expect(tablesTouched(templated, rollups, classes)).toEqual(
+      new Map([['workflow_execution_days', 'read'], ['trigger_execution_days', 'read'], ['workflow_customer_sketches', 'write']]),
+    );
+    // A constant holding a table's name is a read at least, even where no SQL keyword precedes its use.
+    expect(tablesTouched("const ROWS = 'workflow_execution_hours';", rollups, classes)).toEqual(new Map([['workflow_execution_hours', 'read']]));
+    // Derived names, as a migration builds them.
+    expect(tablesTouched("const r = { hours: 'workflow_execution_hours' };\nconst d = { table: r.hours.replace('_hours', '_days') };\nq(`UPDATE ${d.table} SET x = 1`);", rollups, classes))
+      .toEqual(new Map([['workflow_execution_hours', 'read'], ['workflow_execution_days', 'write']]));
+    // A call argument is not a constant bound to a name: @RequireAccess('workflows', 'read') names a resource.
+    expect(tablesTouched("@RequireAccess('workflows', 'read')", known, classes)).toEqual(new Map());
+    expect(migrationTables("for (const table of ['a_days']) q(`ANALYZE ${table}`);\nq(`CREATE TABLE ${day.table} (LIKE x)`);\nq(`CREATE TABLE b_rows (id int)`);"))
+      .toEqual(new Set(['b_rows', 'a_days']));
+  });
+
+  it('would have flagged analytics reading the executions\' day rows', () => {
+    const days = new Set(['workflow_execution_days']);
+    const snippet = 'const WORKFLOW_COUNTS = new SqlStatement(`SELECT d.day FROM workflow_execution_days d WHERE d.workflow_id = $2`);';
+    const access = { module: 'analytics', table: 'workflow_execution_days', access: tablesTouched(snippet, days, classes).get('workflow_execution_days')! };
+    expect(access.access).toBe('read');
+    expect(owners.get('workflow_execution_days')).toBe('executions');
+    expect(tables.has('workflow_execution_days')).toBe(true);
   });
 
   it('ignores comments, unknown names and aliases, and keeps strings whole', () => {

@@ -87,17 +87,48 @@ export function entityTables(code: string): Map<string, string> {
 
 export type Access = 'read' | 'write';
 
-const SQL_TABLE = /\b(DELETE\s+FROM|FROM|JOIN|INTO|UPDATE|TABLE)\s+"?([a-z][a-z0-9_]*)"?/g;
+/**
+ * String constants of a piece of code by the name they are bound to: `key: 'x'` (an object's
+ * property), `const KEY = 'x'`, `for (const key of ['x', 'y'])`, and `key: o.other.replace('a', 'b')`
+ * (derived from the constants bound to `other`). A template `${o.key}` may stand for any of them.
+ */
+export function stringConstants(code: string): Map<string, Set<string>> {
+  const text = withoutComments(code);
+  const found = new Map<string, Set<string>>();
+  const add = (key: string, value: string) => found.set(key, (found.get(key) ?? new Set()).add(value));
+  for (const m of text.matchAll(/\b(\w+)\s*[:=]\s*'([a-z][a-z0-9_]*)'(?=\s*[,;}\n)\]])/g)) add(m[1], m[2]);
+  for (const m of text.matchAll(/\bconst\s+(\w+)\s+of\s+\[([^\]]*)\]/g)) for (const v of m[2].matchAll(/'([a-z][a-z0-9_]*)'/g)) add(m[1], v[1]);
+  for (const m of text.matchAll(/\b(\w+)\s*:\s*[\w.]*?\b(\w+)\.replace\('([^']*)',\s*'([^']*)'\)/g)) {
+    for (const v of found.get(m[2]) ?? []) add(m[1], v.replace(m[3], m[4]));
+  }
+  return found;
+}
+
+const SQL_KEYWORD = String.raw`\b(DELETE\s+FROM|FROM|JOIN|INTO|UPDATE|TABLE)\s+`;
+const SQL_TABLE = new RegExp(`${SQL_KEYWORD}"?([a-z][a-z0-9_]*)"?`, 'g');
+/** A table named by a template: `FROM ${t.rows}`, `INTO ${shape.table}`, `TABLE ${r.hours.replace('_hours', '_days')}`. */
+const SQL_TEMPLATE_TABLE = new RegExp(`${SQL_KEYWORD}\\$\\{\\s*([\\w.]+?)(?:\\.replace\\('([^']*)',\\s*'([^']*)'\\))?\\s*\\}`, 'g');
+
+/** The tables a template `${expr}` may stand for: the string constants bound to the last name of `expr`. */
+function templateTables(constants: Map<string, Set<string>>, expr: string, from?: string, to?: string): string[] {
+  const key = expr.split('.').pop() as string;
+  return [...(constants.get(key) ?? [])].map((v) => (from === undefined ? v : v.replace(from, to ?? '')));
+}
+
 const REPOSITORY_USE = [
   /\b(?:getRepository|InjectRepository|createQueryBuilder)\(\s*(\w+)/g,
   /\bforFeature\(\s*\[([^\]]*)\]/g,
 ];
 const MANAGER_USE = /\bmanager\.(find\w*|count\w*|exists\w*|insert|update|delete|save|upsert|increment|decrement|remove|softDelete|restore)\(\s*(\w+)/g;
 
+const accessOf = (keyword: string): Access => (/^(FROM|JOIN)$/i.test(keyword) ? 'read' : 'write');
+
 /**
  * The tables a piece of code touches, and how: SQL naming them after FROM or JOIN (read), INTO,
  * UPDATE, DELETE FROM or TABLE (write) — only names in `tables`, so SQL words and aliases after
- * those keywords are ignored — and entity classes' repositories: `getRepository(Trigger)`,
+ * those keywords are ignored — in plain text or through a template (`FROM ${t.rows}`: each string
+ * constant bound to `rows` in the same code, see stringConstants); any other string constant that
+ * holds a table's name (a read at least); and entity classes' repositories: `getRepository(Trigger)`,
  * `@InjectRepository(Trigger)` and `forFeature([Trigger])` count as writes (a repository can do
  * both), `manager.find(Trigger, …)` as a read, `manager.save(Trigger, …)` as a write.
  */
@@ -108,8 +139,13 @@ export function tablesTouched(code: string, tables: ReadonlySet<string>, entitie
     if (table && touched.get(table) !== 'write') touched.set(table, access);
   };
   for (const m of text.matchAll(SQL_TABLE)) {
-    if (tables.has(m[2])) add(m[2], m[1].toUpperCase() === 'FROM' || m[1].toUpperCase() === 'JOIN' ? 'read' : 'write');
+    if (tables.has(m[2])) add(m[2], accessOf(m[1].replace(/\s+/g, ' ')));
   }
+  const constants = stringConstants(code);
+  for (const m of text.matchAll(SQL_TEMPLATE_TABLE)) {
+    for (const table of templateTables(constants, m[2], m[3], m[4])) if (tables.has(table)) add(table, accessOf(m[1].replace(/\s+/g, ' ')));
+  }
+  for (const values of constants.values()) for (const value of values) if (tables.has(value)) add(value, 'read');
   for (const pattern of REPOSITORY_USE) {
     for (const m of text.matchAll(pattern)) for (const name of m[1].split(',')) add(entities.get(name.trim()), 'write');
   }
@@ -117,7 +153,13 @@ export function tablesTouched(code: string, tables: ReadonlySet<string>, entitie
   return touched;
 }
 
-/** The tables created by the migrations' SQL. */
+/** The tables created by the migrations' SQL, named in the text or through a template (`CREATE TABLE ${t.sketches}`). */
 export function migrationTables(code: string): Set<string> {
-  return new Set([...withoutComments(code).matchAll(/CREATE TABLE (?:IF NOT EXISTS )?"?([a-z_]+)/g)].map((m) => m[1]));
+  const text = withoutComments(code);
+  const created = new Set([...text.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?"?([a-z_]+)/g)].map((m) => m[1]));
+  const constants = stringConstants(code);
+  for (const m of text.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?\$\{\s*([\w.]+?)(?:\.replace\('([^']*)',\s*'([^']*)'\))?\s*\}/g)) {
+    for (const table of templateTables(constants, m[1], m[2], m[3])) created.add(table);
+  }
+  return created;
 }
