@@ -251,7 +251,7 @@ function domainImports(file: string, code: string): string[] {
     .map((target) => `${where(file)} → ${target}`);
 }
 
-describe('common/ (STYLE §1)', () => {
+describe('common/ stands on no domain module', () => {
   it('imports nothing from a domain module', () => {
     const common = allSourceFiles(join(SRC, 'common'));
     expect(common.length).toBeGreaterThan(20);

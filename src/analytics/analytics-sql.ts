@@ -1,9 +1,9 @@
 import { isoMicros, rawSplit, splitPeriod, type PeriodSplit } from '../common/period-split.js';
 
 /**
- * The SQL of the analytics endpoints (one repository per endpoint: workflow-analytics,
- * performance, engagement, journeys and realtime; the pieces they share are here), written as SQL: every statement is scoped by organization
- * (`$1`) and reads the period through an index on (organization or workflow, time). The workflow
+ * The SQL of the analytics endpoints, one repository per endpoint (workflow-analytics,
+ * performance, engagement, journeys, realtime; the pieces they share are in this file), written as
+ * SQL: every statement is scoped by organization (`$1`) and reads the period through an index on (organization or workflow, time). The workflow
  * counts read the executions module's hourly rollups (workflow_execution_hours) for the whole
  * hours of the period when the zone's offsets are whole hours; `/performance` reads day rollups for
  * the whole UTC days of its period (docs/DECISIONS.md "Performance rollups (wt-perf)"); journeys,
@@ -24,7 +24,6 @@ import { isoMicros, rawSplit, splitPeriod, type PeriodSplit } from '../common/pe
 export function distinctCustomers(column: string, where?: string): string {
   return `(count(DISTINCT ${column})${where ? ` FILTER (WHERE ${where})` : ''})::int`;
 }
-
 
 /** Status figures of a set of executions `e` (status, duration_ms): the arithmetic of the workflow metrics. */
 export const STATUS_FIGURES = `

@@ -283,7 +283,7 @@ export const ENGAGEMENT_FACTS = {
 /** The statements as sent, for EXPLAIN scripts. */
 export const ENGAGEMENT_STATEMENTS = { ENGAGEMENT, ENGAGEMENT_RAW, ENGAGEMENT_ANSWERS, TOTAL_CUSTOMERS };
 
-/** The statements of `GET /v1/analytics/engagement`. */
+/** The statements of `GET /v1/analytics/customers/engagement`. */
 @Injectable()
 export class EngagementRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}

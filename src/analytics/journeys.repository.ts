@@ -66,7 +66,7 @@ const JOURNEY_NODES = new SqlStatement<JourneyNodeRow>(`${NODE_FACTS}
 /** The statements as sent, for EXPLAIN scripts. */
 export const JOURNEY_STATEMENTS = { TOP_WORKFLOW, JOURNEY_OUTCOMES, JOURNEY_NODES };
 
-/** The statements of `GET /v1/analytics/journeys`. */
+/** The statements of `GET /v1/analytics/customers/journey`. */
 @Injectable()
 export class JourneysRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
