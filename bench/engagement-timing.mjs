@@ -1,4 +1,4 @@
-// Times the engagement endpoint's reads (src/analytics/analytics.repository.ts: engagement, which
+// Times the engagement endpoint's reads (src/analytics/engagement.repository.ts: engagement, which
 // runs its statements on a pool, and totalCustomers) on a seeded history database, as the endpoint
 // runs them (in parallel), for
 // 30 days ending at the newest execution: overall, channel=whatsapp, customer_segment=returning/new.
@@ -10,10 +10,10 @@ import pg from 'pg';
 const server = (process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
 const [name, connections = '4', seconds = '10'] = process.argv.slice(2);
 if (!name) throw new Error('usage: node bench/engagement-timing.mjs <database-name> [connections] [seconds]');
-const { AnalyticsRepository } = await import('../dist/src/analytics/analytics.repository.js');
+const { EngagementRepository } = await import('../dist/src/analytics/engagement.repository.js');
 // The repository reads its pool as TypeORM's PostgreSQL driver holds it (SqlStatement).
 const pool = new pg.Pool({ connectionString: `${server}/${name}`, max: 20, options: `-c jit=off -c work_mem=${process.env.WORK_MEM ?? '4MB'}` });
-const repo = new AnalyticsRepository({ driver: { master: pool } });
+const repo = new EngagementRepository({ driver: { master: pool } });
 const { rows: [h] } = await pool.query(`SELECT organization_id, max(started_at) AS last FROM workflow_executions GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`);
 const end = new Date(h.last);
 const start = new Date(end.getTime() - 30 * 86_400_000);

@@ -1,4 +1,4 @@
-// EXPLAIN (ANALYZE, BUFFERS) of the analytics statements (src/analytics/analytics.repository.ts)
+// EXPLAIN (ANALYZE, BUFFERS) of the analytics statements (src/analytics/*.repository.ts, listed in src/analytics/analytics-statements.ts)
 // over an already seeded history database (bench/explain-history.mjs with KEEP=1, or the bench's):
 //   npm run build && node bench/explain-analytics.mjs <database-name> [summary]
 // Only 127.0.0.1; the statements are read-only.
@@ -8,8 +8,11 @@ const server = (process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1
 const name = process.argv[2];
 if (!name) throw new Error('usage: node bench/explain-analytics.mjs <database-name> [statement-name-filter]');
 const only = process.argv[3];
-const { ANALYTICS_STATEMENTS: S, journeySplit, splitDays, workflowCountsValues } = await import('../dist/src/analytics/analytics.repository.js');
-const { splitPeriod: hourSplit } = await import('../dist/src/executions/metrics.repository.js');
+const { ANALYTICS_STATEMENTS: S } = await import('../dist/src/analytics/analytics-statements.js');
+const { journeySplit } = await import('../dist/src/analytics/analytics-sql.js');
+const { splitDays } = await import('../dist/src/analytics/performance.repository.js');
+const { workflowCountsValues } = await import('../dist/src/analytics/workflow-analytics.repository.js');
+const { hourSplit } = await import('../dist/src/common/period-split.js');
 const { engagementDayPlan, planValues, ...E } = await import('../dist/src/analytics/engagement-days.js');
 const db = new pg.Client({ connectionString: `${server}/${name}` });
 await db.connect();
@@ -21,7 +24,7 @@ const days = (n) => new Date(end.getTime() - n * 86_400_000);
 const mid = (n) => new Date(end.getTime() - (n / 2) * 86_400_000);
 const org = h.organization_id;
 const wf = h.workflow_id;
-/** The values a JourneySplit gives a statement (AnalyticsRepository's splitValues). */
+/** The values a JourneySplit gives a statement (splitValues of src/analytics/analytics-sql.ts). */
 const daySplit = (a, b) => {
   const s = journeySplit(a, b);
   return [...s.ranges.flatMap((r) => [r.from, r.to, r.sign]), s.daysFrom, s.daysTo];
@@ -57,7 +60,7 @@ const cases = [
     ];
   }),
   ['NODES 365 days (node rollups)', S.NODES, [org, wf, ...daySplit(days(365), end)]],
-  // Engagement (AnalyticsRepository.engagement): the sessions' sums day by day, the stored day sets and the raw
+  // Engagement (EngagementRepository.engagement): the sessions' sums day by day, the stored day sets and the raw
   // parts' sets, the answers, and the new customers' own figures (ENGAGEMENT with segment new).
   ...(() => {
     const [a, b] = [days(30), end];

@@ -9,7 +9,7 @@ const server = (process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1
 const name = process.argv[2] ?? 'was_hist_metrics';
 const seconds = Number(process.argv[3] ?? '5');
 const { dataSourceOptions } = await import('../dist/src/database/data-source.options.js');
-const { ExecutionMetricsRepository } = await import('../dist/src/executions/metrics.repository.js');
+const { ExecutionMetricsRepository } = await import('../dist/src/execution-metrics/execution-metrics.repository.js');
 const ds = new DataSource({ ...dataSourceOptions({ databaseUrl: `${server}/${name}` }), migrations: [] });
 await ds.initialize();
 const [{ workflow_id: workflowId, trigger_id: triggerId, organization_id: organizationId }] = await ds.query(

@@ -1,4 +1,4 @@
-// Times the workflow analytics' satisfaction (src/analytics/analytics.repository.ts WORKFLOW_SATISFACTION:
+// Times the workflow analytics' satisfaction (src/analytics/workflow-analytics.repository.ts WORKFLOW_SATISFACTION:
 // the answer day rollup plus at most half a day of answers at each end) against the statement it replaced
 // (every execution_answers row of the period, index-only), on a seeded history database, periods ending at
 // the newest execution (the whole request: through the app, docs/PERFORMANCE.md). Alternating slices of
@@ -10,7 +10,8 @@ import pg from 'pg';
 const server = (process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
 const [name, connections = '4', seconds = '5', rounds = '2'] = process.argv.slice(2);
 if (!name) throw new Error('usage: node bench/satisfaction-timing.mjs <database-name> [connections] [seconds] [rounds]');
-const { ANALYTICS_STATEMENTS: S, journeySplit } = await import('../dist/src/analytics/analytics.repository.js');
+const { ANALYTICS_STATEMENTS: S } = await import('../dist/src/analytics/analytics-statements.js');
+const { journeySplit } = await import('../dist/src/analytics/analytics-sql.js');
 
 /** The statement before migration AnswerDays. */
 const BEFORE = `

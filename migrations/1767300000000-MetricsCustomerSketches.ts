@@ -1,5 +1,4 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { foldSpans, TRIGGER_SKETCHES, WORKFLOW_SKETCHES, type SketchTables } from '../src/executions/customer-days.js';
 import {
   FORGET_MESSAGES_FUNCTION,
   histogram,
@@ -24,11 +23,12 @@ import {
  *   upsert in the trigger's statement, as a data-modifying CTE), so that the whole days of a
  *   period are read as one row per day and channel instead of 24.
  * - `workflow_customer_sketches` / `trigger_customer_sketches`: per parent and UTC day, and per
- *   parent and UTC month, the span's distinct customers as a sketch
- *   (src/executions/customer-sketch.ts: the exact hashes up to 2,048, a HyperLogLog of 16,384
- *   registers beyond), their count, and the checksum they were folded at. A sketch is valid while
- *   its checksum equals the span's (its day rows' sum); metrics fold stale or missing spans anew
- *   from the hourly customer sets (src/executions/customer-days.ts), which stay the exact truth.
+ *   parent and UTC month, the span's distinct customers as a sketch (the exact hashes up to 2,048,
+ *   a HyperLogLog of 16,384 registers beyond: src/execution-metrics/customer-sketch.ts), their
+ *   count, and the checksum they were folded at. A sketch is valid while its checksum equals the
+ *   span's (its day rows' sum); metrics fold stale or missing spans anew from the hourly customer
+ *   sets (src/execution-metrics/customer-days.ts), which stay the exact truth. The backfill below
+ *   folds with a frozen copy of that code as it was when this migration was written.
  *   The write path never touches these sketches.
  * - The executions' trigger functions: an insert is one statement (hour rows, day rows and customer
  *   sets as data-modifying CTEs over the rows grouped once; before: two statements); an update only
@@ -251,6 +251,92 @@ const FORGET_MESSAGES_FUNCTION_NEW = `
     RETURN NULL;
   END
   $fn$`;
+
+/*
+ * The backfill's fold, frozen as this migration wrote it (the live code is
+ * src/execution-metrics/customer-days.ts and customer-sketch.ts; a migration never changes with it).
+ */
+
+/** The tables of one kind of rollup: the day rows (counts, checksums), the hourly customer sets and the sketches. */
+interface SketchTables {
+  parent: 'workflow_id' | 'trigger_id';
+  dayRows: string;
+  customers: string;
+  sketches: string;
+}
+
+const WORKFLOW_SKETCHES: SketchTables = {
+  parent: 'workflow_id',
+  dayRows: 'workflow_execution_days',
+  customers: 'workflow_customer_hours',
+  sketches: 'workflow_customer_sketches',
+};
+
+const TRIGGER_SKETCHES: SketchTables = {
+  parent: 'trigger_id',
+  dayRows: 'trigger_execution_days',
+  customers: 'trigger_customer_hours',
+  sketches: 'trigger_customer_sketches',
+};
+
+type Span = 'day' | 'month';
+type Query = (sql: string, values: unknown[]) => Promise<Record<string, unknown>[]>;
+
+/** Sketch format: tag 1 and the sorted distinct unsigned 64-bit hashes (up to 2,048), else tag 2 and 2^14 HyperLogLog registers. */
+const PRECISION = 14;
+const REGISTERS = 1 << PRECISION;
+const SPARSE_MAX = REGISTERS / 8;
+const Q = 64 - PRECISION;
+
+/** The distinct customers of a span's hashes (PostgreSQL bigint as text) and their sketch. */
+function sketchOf(hashes: string[]): { customers: number; sketch: Buffer } {
+  const exact = new Set(hashes.map((h) => BigInt.asUintN(64, BigInt(h))));
+  if (exact.size <= SPARSE_MAX) {
+    const sorted = [...exact].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const out = Buffer.alloc(1 + 8 * sorted.length);
+    out[0] = 1;
+    sorted.forEach((h, i) => out.writeBigUInt64BE(h, 1 + 8 * i));
+    return { customers: exact.size, sketch: out };
+  }
+  const out = Buffer.alloc(1 + REGISTERS);
+  out[0] = 2;
+  for (const h of exact) {
+    const hi = Number(h >> 32n);
+    const lo = Number(h & 0xffffffffn);
+    const index = hi >>> (32 - PRECISION);
+    const restHi = hi & ((1 << (32 - PRECISION)) - 1);
+    const rank = restHi !== 0 ? Math.clz32(restHi) - PRECISION + 1 : lo !== 0 ? 32 - PRECISION + Math.clz32(lo) + 1 : Q + 1;
+    if (rank > out[1 + index]) out[1 + index] = rank;
+  }
+  return { customers: exact.size, sketch: out };
+}
+
+/** `[start, end)` of a span starting at `start` (a UTC midnight, or the first of a UTC month), in SQL. */
+const spanEnd = (span: Span, start: string) =>
+  span === 'day' ? `${start} + interval '24 hours'` : `(${start} AT TIME ZONE 'UTC' + interval '1 month') AT TIME ZONE 'UTC'`;
+
+/** Folds and stores the sketch of each span starting at `starts` of one parent, with the span's checksum read in the same statement. */
+async function foldSpans(query: Query, t: SketchTables, parentId: string, span: Span, starts: Date[]): Promise<void> {
+  if (starts.length === 0) return;
+  const rows = (await query(
+    `SELECT s.start,
+            (SELECT COALESCE(sum(r.customer_checksum), 0)::bigint::text FROM ${t.dayRows} r
+              WHERE r.${t.parent} = $1 AND r.day >= s.start AND r.day < ${spanEnd(span, 's.start')}) AS checksum,
+            ARRAY(SELECT DISTINCT hashtextextended(c.customer, 0)::text FROM ${t.customers} c
+                   WHERE c.${t.parent} = $1 AND c.hour >= s.start AND c.hour < ${spanEnd(span, 's.start')}) AS hashes
+       FROM unnest($2::timestamptz[]) AS s(start)`,
+    [parentId, starts],
+  )) as { start: Date; checksum: string; hashes: string[] }[];
+  const folded = rows.map((r) => ({ start: r.start, checksum: r.checksum, ...sketchOf(r.hashes) }));
+  await query(
+    `INSERT INTO ${t.sketches} AS s (${t.parent}, span, start, checksum, customers, sketch)
+     SELECT $1, $2, d.start, d.checksum, d.customers, d.sketch
+       FROM unnest($3::timestamptz[], $4::bigint[], $5::int[], $6::bytea[]) AS d(start, checksum, customers, sketch)
+      ORDER BY d.start
+     ON CONFLICT (${t.parent}, span, start) DO UPDATE SET checksum = EXCLUDED.checksum, customers = EXCLUDED.customers, sketch = EXCLUDED.sketch`,
+    [parentId, span, folded.map((f) => f.start), folded.map((f) => f.checksum), folded.map((f) => f.customers), folded.map((f) => f.sketch)],
+  );
+}
 
 /** Folds every day and month that has customers, a month of days per statement. */
 async function backfillSketches(q: QueryRunner, t: SketchTables): Promise<void> {

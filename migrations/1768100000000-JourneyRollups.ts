@@ -1,5 +1,4 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { dayOf, outcomeCounted, outcomeFacts, stepCounted } from '../src/analytics/journey-facts.js';
 
 /**
  * Rollups for journeys and node performance (docs/DECISIONS.md "Analytics", "Journeys and
@@ -7,7 +6,8 @@ import { dayOf, outcomeCounted, outcomeFacts, stepCounted } from '../src/analyti
  * rows per UTC day instead of every execution and step:
  *
  * - `workflow_outcome_days` per workflow, UTC day the executions *started*, and outcome (status,
- *   stop node, error code, whether it waited at the stop node: src/analytics/journey-facts.ts):
+ *   stop node, error code, whether it waited at the stop node: the definitions below, which
+ *   src/analytics/journey-facts.ts keeps for the reads):
  *   executions, and the sum and count of their durations. Totals, completions, drop-offs with
  *   their reasons, the executions waiting at (or expired at) a node, and the organization's
  *   most-executed workflow come from it.
@@ -31,6 +31,35 @@ import { dayOf, outcomeCounted, outcomeFacts, stepCounted } from '../src/analyti
  * Not followed: an update of `started_at` or `workflow_id` in the same statement that inserts or
  * deletes that execution's steps (the engine never changes either).
  */
+/*
+ * What one execution and one step contribute, as SQL over a row alias: frozen here as this
+ * migration wrote them (src/analytics/journey-facts.ts holds the same definitions for the reads of
+ * the partial days; a change there needs a new migration that rebuilds the rollups).
+ */
+function outcomeFacts(r: string): string {
+  return `${r}.status::text AS status,
+    (CASE WHEN ${r}.status = 'failed' THEN COALESCE(${r}.error->>'node_id', ${r}.state->>'cursor', '')
+          WHEN ${r}.status = 'running' AND ${r}.waiting THEN COALESCE(${r}.state->>'cursor', '')
+          ELSE '' END)::text AS stop_node,
+    (CASE WHEN ${r}.status = 'failed' THEN COALESCE(${r}.error->>'code', 'UNKNOWN') ELSE '' END)::text AS code,
+    ((${r}.status = 'running' AND ${r}.waiting) OR (${r}.status = 'failed' AND ${r}.error->>'code' IS NOT DISTINCT FROM 'CONVERSATION_TIMEOUT')) AS waits`;
+}
+
+/** The columns of an execution row whose change changes its outcome row (or moves its steps' rows). */
+function outcomeCounted(r: string): string {
+  return `(${r}.workflow_id, ${r}.organization_id, ${r}.started_at, ${r}.status, ${r}.waiting, ${r}.error->>'node_id', ${r}.error->>'code', ${r}.state->>'cursor', ${r}.duration_ms)`;
+}
+
+/** The UTC day an execution (and so each of its steps) is counted in: the day it started. */
+function dayOf(r: string): string {
+  return `date_trunc('day', ${r}.started_at, 'UTC')`;
+}
+
+/** The counted columns of a step row. */
+function stepCounted(r: string): string {
+  return `(${r}.execution_id, ${r}.node_id, ${r}.type, ${r}.status, ${r}.duration_ms)`;
+}
+
 const OUTCOME_KEY = 'workflow_id, day, status, stop_node, code, waits';
 const NODE_KEY = 'workflow_id, day, node_id, type';
 

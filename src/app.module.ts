@@ -7,6 +7,7 @@ import { AnalyticsModule } from './analytics/analytics.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { AccessGuard } from './auth/guards/access.guard.js';
 import { AuthenticationGuard } from './auth/guards/authentication.guard.js';
+import { EARLY_ANSWER_LIMITS } from './common/errors/early-answer.js';
 import { ErrorEnvelopeFilter } from './common/errors/error-envelope.filter.js';
 import { CryptoModule } from './common/crypto/crypto.module.js';
 import { createValidationPipe } from './common/errors/validation.pipe.js';
@@ -18,11 +19,14 @@ import { IdempotencyGuard } from './idempotency/idempotency.guard.js';
 import { IdempotencyModule } from './idempotency/idempotency.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { CustomersModule } from './customers/customers.module.js';
+import { ExecutionMetricsModule } from './execution-metrics/execution-metrics.module.js';
 import { ExecutionsModule, ExecutionsWorkerModule } from './executions/executions.module.js';
 import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module.js';
 import { PetsModule } from './pets/pets.module.js';
 import { TriggersModule, TriggersWorkerModule } from './triggers/triggers.module.js';
 import { RateLimitGuard } from './rate-limits/rate-limit.guard.js';
+import { EarlyAnswerLimits } from './rate-limits/early-answer-limits.js';
 import { RateLimitsModule } from './rate-limits/rate-limits.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { WebhooksModule, WebhooksWorkerModule } from './webhooks/webhooks.module.js';
@@ -60,6 +64,8 @@ export class AppModule {
         PetsModule,
         KnowledgeBasesModule,
         ExecutionsModule,
+        ExecutionMetricsModule,
+        CustomersModule,
         TriggersModule,
         WebhooksModule,
         AnalyticsFilesModule,
@@ -69,6 +75,8 @@ export class AppModule {
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: ErrorEnvelopeFilter },
+        // The filter counts /v1 answers given before the guards ran against the caller's rate limits.
+        { provide: EARLY_ANSWER_LIMITS, useClass: EarlyAnswerLimits },
         // In order: who is calling, how much they may still ask (docs/API.md, "Rate limits"), may they do this, then
         // has this request (its Idempotency-Key) been answered already (src/idempotency).
         { provide: APP_GUARD, useExisting: AuthenticationGuard },

@@ -3,9 +3,12 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
+  allSourceFiles,
   entityTables,
+  importTarget,
   migrationTables,
   moduleOf,
+  relativeImports,
   sourceFiles,
   tablesTouched,
   withoutComments,
@@ -24,14 +27,19 @@ const where = (file: string) => relative(SRC, file);
 
 /**
  * Tables without an entity: created by migrations and kept by their row triggers. The execution
- * rollups are the executions module's (its metrics read them); the analytics rollups and the
- * report and export files are analytics'.
+ * rollups are the executions module's (kept by triggers on its rows; the execution-metrics module
+ * reads them), the customer sketches the execution-metrics module's (it alone folds and reads
+ * them); the analytics rollups and the report and export files are analytics'.
  */
 const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   workflow_execution_hours: 'executions',
+  workflow_execution_days: 'executions',
   workflow_customer_hours: 'executions',
   trigger_execution_hours: 'executions',
+  trigger_execution_days: 'executions',
   trigger_customer_hours: 'executions',
+  workflow_customer_sketches: 'execution-metrics',
+  trigger_customer_sketches: 'execution-metrics',
   workflow_duration_days: 'analytics',
   workflow_duration_months: 'analytics',
   workflow_error_days: 'analytics',
@@ -54,7 +62,7 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
  * src/events/outbox.sql.ts, src/auth/organizations/organizations.sql.ts), or add it here with its reason.
  */
 const ALLOWED: { module: string; table: string; access: Access; why: string }[] = [
-  ...['customers', 'messages', 'execution_steps', 'workflow_executions', 'trigger_executions', 'workflow_execution_hours', 'workflows',
+  ...['customers', 'messages', 'execution_steps', 'workflow_executions', 'trigger_executions', 'workflow_execution_hours', 'workflow_execution_days', 'workflows',
     'workflow_versions', 'triggers', 'webhooks', 'webhook_delivery_attempts', 'organizations'].map((table) => ({
     module: 'analytics',
     table,
@@ -62,6 +70,31 @@ const ALLOWED: { module: string; table: string; access: Access; why: string }[] 
     why: 'analytics, reports and exports are SQL over what every module recorded (src/analytics/README.md); reads only',
   })),
   { module: 'webhooks', table: 'outbox_events', access: 'write', why: 'the outbox relay: reads new events, marks them published, deletes old ones (src/webhooks/README.md)' },
+  ...['customers', 'messages'].map((table) => ({
+    module: 'executions',
+    table,
+    access: 'write' as const,
+    why: 'the engine\'s single statements: a firing upserts its customer, a run commit stores the messages it sent, consumes the replies it read and merges form answers into the customer (src/executions/README.md)',
+  })),
+  {
+    module: 'customers',
+    table: 'workflow_executions',
+    access: 'write',
+    why: 'the inbound statement claims the customer\'s running execution for a reply in the statement that stores it (src/customers/README.md)',
+  },
+  ...['workflow_executions', 'trigger_executions', 'messages', 'workflow_execution_hours', 'workflow_execution_days', 'workflow_customer_hours',
+    'trigger_execution_hours', 'trigger_execution_days', 'trigger_customer_hours'].map((table) => ({
+    module: 'execution-metrics',
+    table,
+    access: 'read' as const,
+    why: 'execution metrics are SQL over the executions\' rows and their rollups (src/execution-metrics/README.md); reads only',
+  })),
+  {
+    module: 'rate-limits',
+    table: 'triggers',
+    access: 'read',
+    why: 'an api trigger\'s own rate_limit, read (and cached) by the request throttler before the route runs; the triggers module depends on this one (src/rate-limits/README.md)',
+  },
 ];
 
 const tables = new Set<string>();
@@ -123,6 +156,36 @@ describe('the table scanner', () => {
     expect(tablesTouched('await manager.findOne(Trigger, { where: { id } })', known, classes)).toEqual(new Map([['triggers', 'read']]));
   });
 
+  it('sees tables named through templates and string constants', () => {
+    const rollups = new Set(['workflow_execution_hours', 'workflow_execution_days', 'trigger_execution_days', 'workflow_customer_sketches']);
+    const templated = `
+      const T = { days: 'workflow_execution_days', sketches: 'workflow_customer_sketches' };
+      const U = { days: 'trigger_execution_days' };
+      await q(\`SELECT * FROM \${t.days} d WHERE d.x = 1\`);
+      await q(\`INSERT INTO \${t.sketches} AS s (a) VALUES (1)\`);`;
+    expect(tablesTouched(templated, rollups, classes)).toEqual(
+      new Map([['workflow_execution_days', 'read'], ['trigger_execution_days', 'read'], ['workflow_customer_sketches', 'write']]),
+    );
+    // A constant holding a table's name is a read at least, even where no SQL keyword precedes its use.
+    expect(tablesTouched("const ROWS = 'workflow_execution_hours';", rollups, classes)).toEqual(new Map([['workflow_execution_hours', 'read']]));
+    // Derived names, as a migration builds them.
+    expect(tablesTouched("const r = { hours: 'workflow_execution_hours' };\nconst d = { table: r.hours.replace('_hours', '_days') };\nq(`UPDATE ${d.table} SET x = 1`);", rollups, classes))
+      .toEqual(new Map([['workflow_execution_hours', 'read'], ['workflow_execution_days', 'write']]));
+    // A call argument is not a constant bound to a name: @RequireAccess('workflows', 'read') names a resource.
+    expect(tablesTouched("@RequireAccess('workflows', 'read')", known, classes)).toEqual(new Map());
+    expect(migrationTables("for (const table of ['a_days']) q(`ANALYZE ${table}`);\nq(`CREATE TABLE ${day.table} (LIKE x)`);\nq(`CREATE TABLE b_rows (id int)`);"))
+      .toEqual(new Set(['b_rows', 'a_days']));
+  });
+
+  it('would have flagged analytics reading the executions\' day rows', () => {
+    const days = new Set(['workflow_execution_days']);
+    const snippet = 'const WORKFLOW_COUNTS = new SqlStatement(`SELECT d.day FROM workflow_execution_days d WHERE d.workflow_id = $2`);';
+    const access = { module: 'analytics', table: 'workflow_execution_days', access: tablesTouched(snippet, days, classes).get('workflow_execution_days')! };
+    expect(access.access).toBe('read');
+    expect(owners.get('workflow_execution_days')).toBe('executions');
+    expect(tables.has('workflow_execution_days')).toBe(true);
+  });
+
   it('ignores comments, unknown names and aliases, and keeps strings whole', () => {
     expect(tablesTouched('// reads FROM triggers\n/* UPDATE workflows */ const x = 1;', known, classes)).toEqual(new Map());
     expect(tablesTouched('SELECT * FROM firing f JOIN customer c ON true', known, classes)).toEqual(new Map());
@@ -172,5 +235,59 @@ describe('timestamps (one formatter, src/common/iso-time.ts)', () => {
   it('are formatted by common/iso-time.ts only', () => {
     const elsewhere = files.filter((f) => where(f) !== join('common', 'iso-time.ts') && withoutComments(read(f)).includes('.toISOString('));
     expect(elsewhere.map(where)).toEqual([]);
+  });
+});
+
+/**
+ * The folders `common/` may import from: itself and the infrastructure every module stands on
+ * (typed config, the database and Redis connections). Everything else under src/ is a domain module.
+ */
+const COMMON_MAY_IMPORT = new Set(['common', 'config', 'database', 'redis']);
+
+/** The imports of a src/ file that leave `COMMON_MAY_IMPORT`: `file → target`. */
+function domainImports(file: string, code: string): string[] {
+  return relativeImports(code)
+    .map((specifier) => importTarget(SRC, file, specifier))
+    .filter((target) => !COMMON_MAY_IMPORT.has(target.split(/[\\/]/)[0]))
+    .map((target) => `${where(file)} → ${target}`);
+}
+
+describe('common/ stands on no domain module', () => {
+  it('imports nothing from a domain module', () => {
+    const common = allSourceFiles(join(SRC, 'common'));
+    expect(common.length).toBeGreaterThan(20);
+    expect(common.flatMap((file) => domainImports(file, read(file)))).toEqual([]);
+  });
+
+  it('would flag an import from a domain folder, and not one from config or common', () => {
+    const file = join(SRC, 'common', 'errors', 'x.ts');
+    expect(domainImports(file, "import { A } from '../../auth/guards/a.js';\nexport { B } from '../../rate-limits/b.js';")).toEqual([
+      `${join('common', 'errors', 'x.ts')} → ${join('auth', 'guards', 'a.js')}`,
+      `${join('common', 'errors', 'x.ts')} → ${join('rate-limits', 'b.js')}`,
+    ]);
+    expect(domainImports(file, "import { C } from '../../config/app-config.js';\nimport { D } from '../http/d.js';\n// from '../../auth/x.js'")).toEqual([]);
+  });
+});
+
+describe('migrations (frozen)', () => {
+  const ROOT = join(SRC, '..');
+  /** The imports of a migration that reach into src/: a migration must not change when the code does. */
+  const intoSrc = (file: string, code: string) =>
+    relativeImports(code)
+      .map((specifier) => importTarget(ROOT, file, specifier))
+      .filter((target) => target.split(/[\\/]/)[0] !== 'migrations')
+      .map((target) => `${relative(ROOT, file)} → ${target}`);
+
+  it('import nothing from src/ (what one needs is copied into it as it was)', () => {
+    const migrations = allSourceFiles(MIGRATIONS);
+    expect(migrations.length).toBeGreaterThan(20);
+    expect(migrations.flatMap((file) => intoSrc(file, read(file)))).toEqual([]);
+  });
+
+  it('would flag an import from src/, and not one from another migration', () => {
+    const file = join(MIGRATIONS, '1-X.ts');
+    expect(intoSrc(file, "import { f } from '../src/analytics/journey-facts.js';\nimport { g } from './0-Y.js';")).toEqual([
+      `${join('migrations', '1-X.ts')} → ${join('src', 'analytics', 'journey-facts.js')}`,
+    ]);
   });
 });

@@ -4,7 +4,7 @@ const HOUR = 3_600_000;
 
 export async function statements({ db, workflowId, triggerId, organizationId }) {
   const { EXECUTION_LIST_STATEMENTS: lists } = await import('../../dist/src/executions/execution-lists.repository.js');
-  const { METRICS_STATEMENTS: metrics, summaryValues } = await import('../../dist/src/executions/metrics.repository.js');
+  const { METRICS_STATEMENTS: metrics, summaryValues } = await import('../../dist/src/execution-metrics/execution-metrics.repository.js');
   const { WORKFLOW_LIST_STATEMENTS: workflows, WORKFLOW_BY_ID: byId, WORKFLOW_DEEP_PAGE: deep } = await import('../../dist/src/workflows/workflows.repository.js');
   const { rows: [{ total }] } = await db.query(`SELECT execution_count AS total FROM workflows WHERE id = $1`, [workflowId]);
   const middle = Math.floor(total / 2 / 20) * 20;

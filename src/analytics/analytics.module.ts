@@ -1,14 +1,19 @@
 import { Module } from '@nestjs/common';
-import { ExecutionsModule } from '../executions/executions.module.js';
+import { ExecutionMetricsModule } from '../execution-metrics/execution-metrics.module.js';
 import { HealthModule } from '../health/health.module.js';
 import { WorkflowsModule } from '../workflows/workflows.module.js';
 import { AnalyticsController } from './analytics.controller.js';
 import { AnalyticsService } from './analytics.service.js';
+import { EngagementRepository } from './engagement.repository.js';
+import { JourneysRepository } from './journeys.repository.js';
+import { PerformanceRepository } from './performance.repository.js';
+import { RealtimeRepository } from './realtime.repository.js';
+import { WorkflowAnalyticsRepository } from './workflow-analytics.repository.js';
 
 @Module({
-  imports: [WorkflowsModule, HealthModule, ExecutionsModule],
+  imports: [WorkflowsModule, HealthModule, ExecutionMetricsModule],
   controllers: [AnalyticsController],
-  providers: [AnalyticsService],
+  providers: [AnalyticsService, WorkflowAnalyticsRepository, PerformanceRepository, EngagementRepository, JourneysRepository, RealtimeRepository],
   exports: [AnalyticsService],
 })
 export class AnalyticsModule {}

@@ -1,16 +1,18 @@
 import type { Granularity } from '../common/date-range.js';
-import { ExecutionMetricsService } from '../executions/metrics.service.js';
+import { ExecutionMetricsService } from '../execution-metrics/execution-metrics.service.js';
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
 import { isUuid } from '../common/ids/uuid.js';
 import { HealthService } from '../health/health.service.js';
 import { RedisService } from '../redis/redis.service.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import { InvalidMetricsError, WorkflowNotFoundError } from './analytics.errors.js';
-import { splitPeriod, type PeriodSplit } from '../executions/metrics.repository.js';
+import { hourSplit, type HourSplit } from '../common/period-split.js';
 import { resolveAnalyticsPeriod, resolveTimezone, toZonedIso, wholeHourOffsets, type AnalyticsPeriod, type AnalyticsPeriodInput } from './analytics-period.js';
-import { AnalyticsRepository, type GroupRow, type JourneyNodeRow, type OutcomeRow } from './analytics.repository.js';
+import { EngagementRepository } from './engagement.repository.js';
+import { JourneysRepository, type JourneyNodeRow, type OutcomeRow } from './journeys.repository.js';
+import { PerformanceRepository } from './performance.repository.js';
+import { RealtimeRepository } from './realtime.repository.js';
+import { WorkflowAnalyticsRepository, type GroupRow } from './workflow-analytics.repository.js';
 import {
   WORKFLOW_METRICS,
   type EngagementQuery,
@@ -82,7 +84,7 @@ export function halfway(p: { start: Date; end: Date }): Date {
 }
 
 /** No rollup hours: the whole period from the executions. */
-function rawOnly(p: { start: Date; end: Date }): PeriodSplit {
+function rawOnly(p: { start: Date; end: Date }): HourSplit {
   return { rawFrom: p.start, rawTo: p.start, rawFrom2: p.start, rawTo2: p.end, hoursFrom: p.start, hoursTo: p.start };
 }
 
@@ -100,25 +102,26 @@ export function selectMetrics(requested: string[] | undefined): WorkflowMetricNa
  */
 @Injectable()
 export class AnalyticsService {
-  private readonly repository: AnalyticsRepository;
   private zones?: Promise<Map<string, string>>;
   private readonly readings = new SystemReadings();
   private readonly recentHealth = new RecentReading(() => this.systemHealth(), SYSTEM_HEALTH_MAX_AGE_MS);
 
   constructor(
-    @InjectDataSource() dataSource: DataSource,
+    private readonly workflowAnalytics: WorkflowAnalyticsRepository,
+    private readonly performanceFigures: PerformanceRepository,
+    private readonly engagementFigures: EngagementRepository,
+    private readonly journeys: JourneysRepository,
+    private readonly realtimeFigures: RealtimeRepository,
     private readonly workflows: WorkflowsService,
     private readonly health: HealthService,
     private readonly redis: RedisService,
     private readonly executionMetrics: ExecutionMetricsService,
-  ) {
-    this.repository = new AnalyticsRepository(dataSource);
-  }
+  ) {}
 
   /** An IANA zone known to both PostgreSQL and Intl, canonically spelled; 400 INVALID_REQUEST (timezone) otherwise. */
   async timezone(value: string | undefined): Promise<string> {
     if (value === undefined) return 'UTC';
-    this.zones ??= this.repository.timezones().catch((error: unknown) => {
+    this.zones ??= this.workflowAnalytics.timezones().catch((error: unknown) => {
       this.zones = undefined;
       throw error;
     });
@@ -139,13 +142,13 @@ export class AnalyticsService {
     const p = resolveAnalyticsPeriod(query, timezone, now, true);
     const selected = selectMetrics(query.metrics);
     const middle = halfway(p);
-    const split = wholeHourOffsets(p.timezone, p.start, p.end) ? splitPeriod(p.start, p.end) : rawOnly(p);
+    const split = wholeHourOffsets(p.timezone, p.start, p.end) ? hourSplit(p.start, p.end) : rawOnly(p);
     const [rows, customers, satisfaction, groups, buckets] = await Promise.all([
-      this.repository.workflowCounts(org, workflow.id, split, p.timezone, p.granularity, middle),
+      this.workflowAnalytics.workflowCounts(org, workflow.id, split, p.timezone, p.granularity, middle),
       this.workflowCustomers(org, workflow.id, p),
-      selected.includes('customer_satisfaction') ? this.repository.workflowSatisfaction(org, workflow.id, p.start, p.end) : null,
-      query.group_by && query.group_by.length > 0 ? this.repository.workflowGroups(org, workflow.id, p.start, p.end) : [],
-      this.repository.buckets(p.start, p.end, p.timezone, p.granularity),
+      selected.includes('customer_satisfaction') ? this.workflowAnalytics.workflowSatisfaction(org, workflow.id, p.start, p.end) : null,
+      query.group_by && query.group_by.length > 0 ? this.workflowAnalytics.workflowGroups(org, workflow.id, p.start, p.end) : [],
+      this.workflowAnalytics.buckets(p.start, p.end, p.timezone, p.granularity),
     ]);
     const customersIn = new Map(customers.map((c) => [c.kind === 'total' ? null : c.key, c.unique_customers]));
     const total = rows.find((r) => r.kind === 'total') ?? { kind: 'total', key: null, ...EMPTY_ROW };
@@ -207,8 +210,8 @@ export class AnalyticsService {
     const workflow = await this.workflows.getOwned(org, workflowId);
     const p = resolveAnalyticsPeriod(query, timezone, now, false);
     const [{ row, channels }, nodes] = await Promise.all([
-      this.repository.performance(org, workflow.id, p.start, p.end, p.timezone, wholeHourOffsets(p.timezone, p.start, p.end)),
-      query.include_nodes ? this.repository.nodes(org, workflow.id, p.start, p.end) : undefined,
+      this.performanceFigures.performance(org, workflow.id, p.start, p.end, p.timezone, wholeHourOffsets(p.timezone, p.start, p.end)),
+      query.include_nodes ? this.performanceFigures.nodes(org, workflow.id, p.start, p.end) : undefined,
     ]);
     const hours = (p.end.getTime() - p.start.getTime() + 1) / HOUR_MS;
     const byType: Record<string, number> = {};
@@ -240,8 +243,8 @@ export class AnalyticsService {
     const filter = { channel: query.channel ?? null, segment: query.customer_segment ?? 'all' };
     const middle = halfway(p);
     const [rows, total] = await Promise.all([
-      this.repository.engagement(org, p.start, p.end, filter, middle),
-      this.repository.totalCustomers(org, p.start, p.end, filter),
+      this.engagementFigures.engagement(org, p.start, p.end, filter, middle),
+      this.engagementFigures.totalCustomers(org, p.start, p.end, filter),
     ]);
     const all = rows.find((r) => r.scope === 'all')!;
     const half = (key: string) => rows.find((r) => r.scope === 'half' && r.key === key);
@@ -277,7 +280,7 @@ export class AnalyticsService {
     if (type !== 'all' && !isUuid(type)) throw new WorkflowNotFoundError();
     const explicit = type === 'all' ? undefined : await this.workflows.getOwned(org, type);
     const p = resolveAnalyticsPeriod(query, timezone, now, false);
-    const workflowId = explicit?.id ?? (await this.repository.topWorkflow(org, p.start, p.end));
+    const workflowId = explicit?.id ?? (await this.journeys.topWorkflow(org, p.start, p.end));
     const includeDrops = query.include_dropoffs ?? true;
     if (!workflowId) {
       return {
@@ -290,7 +293,7 @@ export class AnalyticsService {
     }
     const workflow = explicit ?? (await this.workflows.getOwned(org, workflowId));
     const order = journeyOrder(workflow.configuration?.nodes ?? []);
-    const { outcomes, nodes } = await this.repository.journey(org, workflow.id, p.start, p.end);
+    const { outcomes, nodes } = await this.journeys.journey(org, workflow.id, p.start, p.end);
     const figures = journeyFigures(order, outcomes, nodes);
     const journeySteps = order.map((node, i) => {
       const f = figures.steps.get(node);
@@ -339,7 +342,7 @@ export class AnalyticsService {
    * counted exactly from the executions.
    */
   private async workflowCustomers(org: string, workflowId: string, p: { start: Date; end: Date; timezone: string; granularity: Granularity }) {
-    if (p.timezone !== 'UTC') return this.repository.workflowCustomers(org, workflowId, p.start, p.end, p.timezone, p.granularity);
+    if (p.timezone !== 'UTC') return this.workflowAnalytics.workflowCustomers(org, workflowId, p.start, p.end, p.timezone, p.granularity);
     const { total, buckets } = await this.executionMetrics.workflowCustomers(org, workflowId, { start: p.start, end: p.end, granularity: p.granularity });
     return [
       { kind: 'total' as const, key: null, unique_customers: total },
@@ -351,7 +354,7 @@ export class AnalyticsService {
     await this.timezone(query.timezone);
     const includeSystem = query.include_system ?? true;
     const [data, activeWorkflows, health] = await Promise.all([
-      this.repository.realtime(org, query.workflow_id ?? null, query.channel ?? null, now),
+      this.realtimeFigures.realtime(org, query.workflow_id ?? null, query.channel ?? null, now),
       this.workflows.countActive(org, query.workflow_id),
       this.recentHealth.get(),
     ]);
@@ -375,8 +378,8 @@ export class AnalyticsService {
 
   async workflowList(org: string, query: WorkflowListQuery, now = new Date()) {
     const p = await this.period(query, now);
-    const rows = await this.repository.workflowList(org, p.start, p.end, query.sort_by ?? 'executions', query.order ?? 'desc', query.limit, query.offset);
-    const total = rows[0]?.total ?? (query.page > 1 ? await this.repository.countWorkflows(org) : 0);
+    const rows = await this.workflowAnalytics.workflowList(org, p.start, p.end, query.sort_by ?? 'executions', query.order ?? 'desc', query.limit, query.offset);
+    const total = rows[0]?.total ?? (query.page > 1 ? await this.workflowAnalytics.countWorkflows(org) : 0);
     const items: WorkflowSummaryAnalytics[] = rows.map((r) => ({
       workflow_id: r.workflow_id,
       name: r.name,

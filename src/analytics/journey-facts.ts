@@ -1,9 +1,9 @@
 /**
  * What one execution and one step contribute to the journey and node figures, as SQL over a row
- * alias — the single definition that the rollup triggers (migration 1768100000000-JourneyRollups)
- * and the raw reads of the partial days (analytics.repository.ts) share, so that both give the
- * same numbers (test/e2e/journey-rollups.e2e-spec.ts compares them). Changing a definition here
- * needs a new migration that rebuilds the rollups.
+ * alias, for the raw reads of the partial days (journeys.repository.ts, analytics-sql.ts). The rollup
+ * triggers (migration 1768100000000-JourneyRollups) hold a frozen copy of the same definitions, so
+ * that both give the same numbers (test/e2e/journey-rollups.e2e-spec.ts compares them). Changing a
+ * definition here needs a new migration that rebuilds the rollups with the new one.
  *
  * An execution's *outcome* (docs/DECISIONS.md "Analytics", "Journeys and node figures"):
  * - `status` as recorded;

@@ -11,7 +11,6 @@ import { CREDENTIAL_RESOLVERS } from './credentials/credential-resolver.js';
 import { AccessGuard } from './guards/access.guard.js';
 import { AuthenticationGuard } from './guards/authentication.guard.js';
 import { BearerStrategy } from './guards/bearer.strategy.js';
-import { EarlyAnswerLimits } from './guards/early-answer-limits.js';
 import { JwtClient } from './jwt-clients/entities/jwt-client.entity.js';
 import { JwtClientResolver } from './jwt-clients/jwt-client.resolver.js';
 import { JwtClientsController } from './jwt-clients/jwt-clients.controller.js';
@@ -65,8 +64,8 @@ import { UsersService } from './users/users.service.js';
     BearerStrategy,
     AuthenticationGuard,
     AccessGuard,
-    EarlyAnswerLimits,
   ],
-  exports: [OrganizationsService, ApiKeysService, UsersService, AuthenticationGuard, AccessGuard, EarlyAnswerLimits],
+  // BearerStrategy: the application module's early-answer limits resolve credentials through it (and its caches).
+  exports: [OrganizationsService, ApiKeysService, UsersService, AuthenticationGuard, AccessGuard, BearerStrategy],
 })
 export class AuthModule {}

@@ -2,7 +2,7 @@ import { isoTime } from './iso-time.js';
 /**
  * How a period `[start, end]` (end inclusive, to the millisecond) is read from rollups of whole
  * UTC units (hours or days) plus the recorded rows of the rest — the one rule behind the hourly
- * metrics (executions' PeriodSplit), `/performance`'s day rollups (splitDays), the journey day
+ * metrics and workflow analytics (hourSplit), `/performance`'s day rollups (splitDays), the journey day
  * rollups (journeySplit) and the answer days. Everything is in integer microseconds, PostgreSQL's
  * precision: the period's exclusive bound is `end + 1 µs`, so a row at 23:59:59.9995 is outside a
  * period ending at 23:59:59.999, in the rollups as in the rows.
@@ -91,4 +91,27 @@ export function isoMicros(us: number): string {
 export function msDate(us: number): Date {
   if (us % 1000 !== 0) throw new Error(`${us} µs is not a whole millisecond`);
   return new Date(us / 1000);
+}
+
+/**
+ * How the hourly rollups read a period (way `inside`, in hours): the whole UTC hours inside it
+ * from the hourly rollups (workflow_execution_hours, trigger_execution_hours), and the rest — the
+ * partial hours at its two ends, at most two hours of rows — from the executions themselves
+ * through the (parent, time) index. `raw` is `[from, to)` and `[from2, to2]` (either may be
+ * empty); `hours` is `[from, to)`.
+ */
+export interface HourSplit {
+  rawFrom: Date;
+  rawTo: Date;
+  rawFrom2: Date;
+  rawTo2: Date;
+  hoursFrom: Date;
+  hoursTo: Date;
+}
+
+export function hourSplit(start: Date, end: Date): HourSplit {
+  // The hour holding `end` is partial (end is inclusive, to the millisecond): it is read raw.
+  const split = splitPeriod(start, end, { unit: 'hour', way: 'inside' });
+  const [hoursFrom, hoursTo] = [msDate(split.wholeFrom), msDate(split.wholeTo)];
+  return { rawFrom: start, rawTo: hoursFrom, rawFrom2: hoursTo, rawTo2: end, hoursFrom, hoursTo };
 }

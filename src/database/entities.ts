@@ -7,9 +7,9 @@ import { OAuthRevokedToken } from '../auth/oauth/entities/oauth-revoked-token.en
 import { Organization } from '../auth/organizations/entities/organization.entity.js';
 import { User } from '../auth/users/entities/user.entity.js';
 import { OutboxEvent } from '../events/entities/outbox-event.entity.js';
-import { Customer } from '../executions/entities/customer.entity.js';
+import { Customer } from '../customers/entities/customer.entity.js';
 import { ExecutionStep } from '../executions/entities/execution-step.entity.js';
-import { Message } from '../executions/entities/message.entity.js';
+import { Message } from '../customers/entities/message.entity.js';
 import { TriggerExecution } from '../executions/entities/trigger-execution.entity.js';
 import { WorkflowExecution } from '../executions/entities/workflow-execution.entity.js';
 import { KnowledgeBase } from '../knowledge-bases/entities/knowledge-base.entity.js';

@@ -9,7 +9,7 @@ import { ACCESS, PUBLIC } from '../auth/decorators/access.decorators.js';
 import { AccessGuard } from '../auth/guards/access.guard.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { TriggerExecutionsController } from '../triggers/trigger-executions.controller.js';
-import { CustomersController } from './customers.controller.js';
+import { CustomersController } from '../customers/customers.controller.js';
 import { WorkflowExecutionsController } from './workflow-executions.controller.js';
 
 /** The read-side routes: every one needs executions:read, and nothing more. */

@@ -1,27 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { FindOptionsSelect, FindOptionsWhere, Repository } from 'typeorm';
+import type { FindOptionsSelect, Repository } from 'typeorm';
 import { parseDateFilter } from '../common/date-range.js';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
 import { isUuid } from '../common/ids/uuid.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
-import type { ListCustomersQuery, ListMessagesQuery } from './dto/list-customers.query.js';
 import type { ListExecutionsQuery } from './dto/list-executions.query.js';
-import { Customer } from './entities/customer.entity.js';
 import { ExecutionStep } from './entities/execution-step.entity.js';
-import { Message } from './entities/message.entity.js';
 import { TriggerExecution } from './entities/trigger-execution.entity.js';
 import { WorkflowExecution, type ExecutionStatus } from './entities/workflow-execution.entity.js';
 import { ExecutionListsRepository, type Keyed, type PageStart } from './execution-lists.repository.js';
-import { CustomerNotFoundError, ExecutionNotFoundError } from './executions.errors.js';
+import { ExecutionNotFoundError } from './executions.errors.js';
 
 /** What list items and the detail view show: the engine's bookkeeping (state, waits) stays inside. */
 const EXECUTION_COLUMNS: FindOptionsSelect<WorkflowExecution> = {
   id: true, workflowId: true, status: true, startedAt: true, completedAt: true, durationMs: true, customerRef: true,
   channel: true, input: true, output: true, workflowVersion: true, triggerId: true, retryOf: true,
-};
-const MESSAGE_COLUMNS: FindOptionsSelect<Message> = {
-  id: true, direction: true, channel: true, content: true, language: true, executionId: true, nodeId: true, createdAt: true,
 };
 /** A page of a cursor-walkable list: its rows, the total, and the `after` of the next page (null on the last). */
 export type ListPage<T> = [T[], number, string | null];
@@ -38,13 +32,10 @@ function withCursor<T extends Keyed>(rows: T[], total: number, start: PageStart,
   return [rows, total, more && last ? encodeCursor({ micros: last.sortKey, id: last.id }) : null];
 }
 
-/** The length of customers.external_id: a longer id can name no customer. */
-const MAX_CUSTOMER_ID_LENGTH = 200;
-
 /**
- * The read side of executions and conversations: lists and details of workflow executions,
- * trigger executions, customers and their messages. Every query is scoped by the caller's
- * organization; a parent (workflow, customer) of another organization is 404 as if absent.
+ * The read side of executions: lists and details of workflow executions and trigger
+ * executions. Every query is scoped by the caller's
+ * organization; a parent (workflow) of another organization is 404 as if absent.
  * Trigger methods take a trigger id the caller already owns (TriggersService.getOwned): this
  * module cannot depend on the triggers module, which depends on it.
  */
@@ -54,8 +45,6 @@ export class ExecutionsQueryService {
     @InjectRepository(WorkflowExecution) private readonly executions: Repository<WorkflowExecution>,
     @InjectRepository(ExecutionStep) private readonly steps: Repository<ExecutionStep>,
     @InjectRepository(TriggerExecution) private readonly triggerExecutions: Repository<TriggerExecution>,
-    @InjectRepository(Customer) private readonly customers: Repository<Customer>,
-    @InjectRepository(Message) private readonly messages: Repository<Message>,
     private readonly workflows: WorkflowsService,
     private readonly lists: ExecutionListsRepository,
   ) {}
@@ -131,32 +120,5 @@ export class ExecutionsQueryService {
       ? await this.executions.findOne({ select: { id: true, status: true }, where: { id: execution.workflowExecutionId, organizationId } })
       : null;
     return { execution, workflowStatus: workflowExecution?.status ?? null };
-  }
-
-  /** The organization's customers, newest first (created_at, then id). */
-  async listCustomers(organizationId: string, query: ListCustomersQuery): Promise<[Customer[], number]> {
-    const where: FindOptionsWhere<Customer> = { organizationId };
-    if (query.channel) where.channel = query.channel;
-    return this.customers.findAndCount({ where, order: { createdAt: 'DESC', id: 'DESC' }, skip: query.offset, take: query.limit });
-  }
-
-  /** A customer by the client's id (external_id), or 404 CUSTOMER_NOT_FOUND. */
-  async getCustomer(organizationId: string, customerId: string): Promise<Customer> {
-    if (customerId.length === 0 || customerId.length > MAX_CUSTOMER_ID_LENGTH) throw new CustomerNotFoundError();
-    const customer = await this.customers.findOne({ where: { organizationId, externalId: customerId } });
-    if (!customer) throw new CustomerNotFoundError();
-    return customer;
-  }
-
-  /** A customer's messages in both directions, newest first (created_at, then id). */
-  async listCustomerMessages(organizationId: string, customerId: string, query: ListMessagesQuery): Promise<[Message[], number]> {
-    const customer = await this.getCustomer(organizationId, customerId);
-    return this.messages.findAndCount({
-      select: MESSAGE_COLUMNS,
-      where: { organizationId, customerId: customer.id },
-      order: { createdAt: 'DESC', id: 'DESC' },
-      skip: query.offset,
-      take: query.limit,
-    });
   }
 }

@@ -6,12 +6,6 @@ export class ExecutionNotFoundError extends DomainError {
   }
 }
 
-export class CustomerNotFoundError extends DomainError {
-  constructor() {
-    super('CUSTOMER_NOT_FOUND', 404, 'Customer not found');
-  }
-}
-
 /** Error objects recorded on executions (not thrown at clients). */
 export const ExecutionErrorCodes = {
   triggerInactive: 'TRIGGER_INACTIVE',

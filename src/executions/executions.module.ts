@@ -1,15 +1,12 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { ExecutionMetricsModule } from '../execution-metrics/execution-metrics.module.js';
 import { KnowledgeBasesModule } from '../knowledge-bases/knowledge-bases.module.js';
 import { WorkflowsModule } from '../workflows/workflows.module.js';
 import { CHANNEL_ADAPTERS, type ChannelAdapters } from './channels/channel-adapter.js';
 import { StoringChannelAdapter } from './channels/storing-channel.adapter.js';
-import { ConversationsService } from './conversations.service.js';
-import { CustomersController } from './customers.controller.js';
-import { Customer } from './entities/customer.entity.js';
 import { ExecutionStep } from './entities/execution-step.entity.js';
-import { Message } from './entities/message.entity.js';
 import { TriggerExecution } from './entities/trigger-execution.entity.js';
 import { WorkflowExecution } from './entities/workflow-execution.entity.js';
 import { ExecutionEngine } from './execution-engine.service.js';
@@ -20,7 +17,6 @@ import { ExecutionsProcessor } from './executions.processor.js';
 import { EXECUTIONS_QUEUE } from './executions.queue.js';
 import { ExecutionsService } from './executions.service.js';
 import { RunsRepository } from './runs.repository.js';
-import { ExecutionMetricsService } from './metrics.service.js';
 import { AiResponseNodeHandler } from './nodes/ai-response.node-handler.js';
 import { FormNodeHandler } from './nodes/form.node-handler.js';
 import { MessageNodeHandler } from './nodes/message.node-handler.js';
@@ -29,22 +25,22 @@ import { WorkflowExecutionsController } from './workflow-executions.controller.j
 
 @Module({
   imports: [
-    TypeOrmModule.forFeature([Customer, Message, WorkflowExecution, ExecutionStep, TriggerExecution]),
+    TypeOrmModule.forFeature([WorkflowExecution, ExecutionStep, TriggerExecution]),
     // A worker killed mid-job loses its lock after lockDuration; another worker then retries the job.
     BullModule.registerQueue({ name: EXECUTIONS_QUEUE, settings: { lockDuration: 15_000, stalledInterval: 5_000, maxStalledCount: 3 } }),
     WorkflowsModule,
     KnowledgeBasesModule,
+    // GET /v1/workflows/{id}/metrics lives in this module's workflow controller; its figures come from there.
+    ExecutionMetricsModule,
   ],
-  controllers: [WorkflowExecutionsController, CustomersController],
+  controllers: [WorkflowExecutionsController],
   providers: [
     ExecutionsService,
-    ConversationsService,
     ExecutionEngine,
     ExecutionOperationsService,
     RunsRepository,
     ExecutionsQueryService,
     ExecutionListsRepository,
-    ExecutionMetricsService,
     StoringChannelAdapter,
     // One adapter per channel with a connector of its own; the rest store and emit message.sent.
     {
@@ -62,7 +58,7 @@ import { WorkflowExecutionsController } from './workflow-executions.controller.j
     },
   ],
   // BullModule: the worker module's processor injects the executions queue registered here.
-  exports: [ExecutionsService, ConversationsService, ExecutionsQueryService, ExecutionMetricsService, ExecutionEngine, BullModule],
+  exports: [ExecutionsService, ExecutionsQueryService, ExecutionEngine, BullModule],
 })
 export class ExecutionsModule {}
 

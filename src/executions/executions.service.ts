@@ -3,7 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { JobOptions, Queue } from 'bull';
 import type { DataSource } from 'typeorm';
-import { Batcher } from './batcher.js';
+import { Batcher } from '../common/batcher.js';
 import { ExecutionErrorCodes } from './executions.errors.js';
 import { EXECUTIONS_QUEUE, ExecutionJobs, type RunJob } from './executions.queue.js';
 import type { FireInput, FireResult } from './fire.types.js';
@@ -131,10 +131,10 @@ const REFUSE = new SqlStatement(
 export class ExecutionsService {
   private readonly logger = new Logger(ExecutionsService.name);
   // A failed batch is not retried item by item: Redis, not an item, is what failed (see enqueue).
-  private readonly enqueues = new Batcher<string, void>((executionIds) => this.enqueueMany(executionIds), () => [], 50, false);
+  private readonly enqueues = new Batcher<string, void>((executionIds) => this.enqueueMany(executionIds), { retrySingly: () => false });
   private readonly starts = new Batcher<Firing, boolean>(
     (firings) => this.startMany(firings),
-    (f) => [f.customer_ref !== null && f.customer_id === null ? `${f.organization_id}:${f.customer_ref}` : null],
+    { keys: (f) => [f.customer_ref !== null && f.customer_id === null ? `${f.organization_id}:${f.customer_ref}` : null] },
   );
 
   constructor(

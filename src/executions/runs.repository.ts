@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { WorkflowExecution } from './entities/workflow-execution.entity.js';
-import { Batcher } from './batcher.js';
+import { Batcher } from '../common/batcher.js';
 import { SqlStatement } from '../database/sql-statement.js';
 import type { RunWrites } from './run-writes.js';
 import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
@@ -141,7 +141,7 @@ interface ExecutionRow {
 export class RunsRepository {
   private readonly commits = new Batcher<RunCommit, boolean>(
     (runs) => this.commitMany(runs),
-    ({ execution }) => [execution.id, execution.customerId],
+    { keys: ({ execution }) => [execution.id, execution.customerId] },
   );
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}

@@ -7,12 +7,12 @@ import { ApiData, ApiErrors, ApiPage } from '../common/http/api-docs.js';
 import { ok } from '../common/http/envelope.js';
 import { paginate } from '../common/pagination/page.query.js';
 import { ListExecutionsQuery } from './dto/list-executions.query.js';
-import { MetricsQuery } from './dto/metrics.query.js';
-import { WorkflowMetricsResponse } from './dto/metrics.response.js';
+import { MetricsQuery } from '../execution-metrics/dto/metrics.query.js';
+import { WorkflowMetricsResponse } from '../execution-metrics/dto/metrics.response.js';
 import { WorkflowExecutionDetailResponse, WorkflowExecutionResponse } from './dto/workflow-execution.response.js';
 import { ExecutionOperationsService } from './execution-operations.service.js';
 import { ExecutionsQueryService } from './executions-query.service.js';
-import { ExecutionMetricsService } from './metrics.service.js';
+import { ExecutionMetricsService } from '../execution-metrics/execution-metrics.service.js';
 
 @ApiTags('Workflows')
 @Controller('v1/workflows/:workflow_id')

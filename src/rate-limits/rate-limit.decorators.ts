@@ -1,7 +1,7 @@
 import { applyDecorators, type Type } from '@nestjs/common';
 import type { Request } from 'express';
 import type { Principal } from '../auth/access.js';
-import type { RateLimitEntry } from '../redis/rate-limiter.js';
+import type { RateLimitEntry } from './rate-limiter.js';
 import { Reflector } from '@nestjs/core';
 import type { RouteClass } from './rate-limit-policies.js';
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/access.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AppConfig } from '../config/app-config.js';
-import { RateLimiter } from '../redis/rate-limiter.js';
+import { RateLimiter } from './rate-limiter.js';
 import { RedisService } from '../redis/redis.service.js';
 import { namedThrottlers, ROUTE_CLASSES, type RouteClass } from './rate-limit-policies.js';
 import { CountsResourceLimit, NoRateLimit, RateLimitClass, type RequestLimitSource } from './rate-limit.decorators.js';

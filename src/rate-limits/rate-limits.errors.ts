@@ -1,5 +1,5 @@
 import { DomainError } from '../common/errors/domain-error.js';
-import { rateLimitHeaders, type RateLimitResult } from '../redis/rate-limiter.js';
+import { rateLimitHeaders, type RateLimitResult } from './rate-limiter.js';
 
 /** 429 with `retry_after` and Retry-After (set by the error filter), and the limit's headers. */
 export class RateLimitExceededError extends DomainError {

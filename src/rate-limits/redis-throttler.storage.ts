@@ -1,5 +1,5 @@
 import type { ThrottlerStorage } from '@nestjs/throttler';
-import type { RateLimiter, RateLimitEntry, RateLimitOutcome } from '../redis/rate-limiter.js';
+import type { RateLimiter, RateLimitEntry, RateLimitOutcome } from './rate-limiter.js';
 
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 

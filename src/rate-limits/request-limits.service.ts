@@ -3,7 +3,7 @@ import { getOptionsToken, getStorageToken, type ThrottlerModuleOptions, type Thr
 import type { Request, Response } from 'express';
 import type { Principal } from '../auth/access.js';
 import { AppConfig } from '../config/app-config.js';
-import { rateLimitHeaders, type RateLimitEntry, type RateLimitResult } from '../redis/rate-limiter.js';
+import { rateLimitHeaders, type RateLimitEntry, type RateLimitResult } from './rate-limiter.js';
 import type { RouteClassDeclaration } from './rate-limit.decorators.js';
 import { AUTH_FAILURE_POLICY, CREDENTIAL_POLICY, PUBLIC_POLICY, type PolicyName } from './rate-limit-policies.js';
 import { RateLimitExceededError } from './rate-limits.errors.js';

@@ -1,7 +1,6 @@
 import { Global, Module } from '@nestjs/common';
-import { RateLimiter } from './rate-limiter.js';
 import { RedisService } from './redis.service.js';
 
 @Global()
-@Module({ providers: [RedisService, RateLimiter], exports: [RedisService, RateLimiter] })
+@Module({ providers: [RedisService], exports: [RedisService] })
 export class RedisModule {}

@@ -6,7 +6,7 @@ import { ApiData, ApiErrors } from '../common/http/api-docs.js';
 import { ApiMethods } from '../common/http/openapi/schema-markers.js';
 import { ok } from '../common/http/envelope.js';
 import { NoRateLimit } from '../rate-limits/rate-limit.decorators.js';
-import { rateLimitHeaders } from '../redis/rate-limiter.js';
+import { rateLimitHeaders } from '../rate-limits/rate-limiter.js';
 import { FiredExecutionResponse } from './dto/fired-execution.response.js';
 import { WEBHOOK_BODY_DOC } from './dto/webhook-body.js';
 import { TriggerFiringService } from './trigger-firing.service.js';

@@ -7,11 +7,11 @@ import { ApiData, ApiErrors, ApiPage } from '../common/http/api-docs.js';
 import { ok } from '../common/http/envelope.js';
 import { paginate } from '../common/pagination/page.query.js';
 import { ListExecutionsQuery } from '../executions/dto/list-executions.query.js';
-import { MetricsQuery } from '../executions/dto/metrics.query.js';
-import { TriggerMetricsResponse } from '../executions/dto/metrics.response.js';
+import { MetricsQuery } from '../execution-metrics/dto/metrics.query.js';
+import { TriggerMetricsResponse } from '../execution-metrics/dto/metrics.response.js';
 import { TriggerExecutionDetailResponse, TriggerExecutionResponse } from '../executions/dto/trigger-execution.response.js';
 import { ExecutionsQueryService } from '../executions/executions-query.service.js';
-import { ExecutionMetricsService } from '../executions/metrics.service.js';
+import { ExecutionMetricsService } from '../execution-metrics/execution-metrics.service.js';
 import { TriggersService } from './triggers.service.js';
 
 /** Ownership comes from TriggersService; the reads from the executions module, which owns those tables. */

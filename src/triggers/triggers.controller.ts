@@ -19,7 +19,7 @@ import {
 } from './dto/trigger.response.js';
 import { UpdateTriggerDto } from './dto/update-trigger.dto.js';
 import { TriggerFiringService } from './trigger-firing.service.js';
-import { TriggerRateLimits } from './trigger-rate-limits.service.js';
+import { TriggerRateLimits } from '../rate-limits/trigger-rate-limits.service.js';
 import { TriggersService } from './triggers.service.js';
 
 @ApiTags('Triggers')

@@ -1,6 +1,8 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { CustomersModule } from '../customers/customers.module.js';
+import { ExecutionMetricsModule } from '../execution-metrics/execution-metrics.module.js';
 import { ExecutionsModule } from '../executions/executions.module.js';
 import { WorkflowsModule } from '../workflows/workflows.module.js';
 import { Trigger } from './entities/trigger.entity.js';
@@ -9,17 +11,16 @@ import { MessagesController } from './messages.controller.js';
 import { SchedulesProcessor } from './schedules.processor.js';
 import { TriggerExecutionsController } from './trigger-executions.controller.js';
 import { TriggerFiringService } from './trigger-firing.service.js';
-import { TriggerRateLimits } from './trigger-rate-limits.service.js';
 import { TriggerSchedulesService } from './trigger-schedules.service.js';
 import { TriggersController } from './triggers.controller.js';
 import { TriggersService } from './triggers.service.js';
 import { SCHEDULES_QUEUE } from './triggers.queue.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Trigger]), BullModule.registerQueue({ name: SCHEDULES_QUEUE }), WorkflowsModule, ExecutionsModule],
+  imports: [TypeOrmModule.forFeature([Trigger]), BullModule.registerQueue({ name: SCHEDULES_QUEUE }), WorkflowsModule, ExecutionsModule, CustomersModule, ExecutionMetricsModule],
   controllers: [TriggersController, TriggerExecutionsController, MessagesController, HooksController],
-  providers: [TriggersService, TriggerSchedulesService, TriggerFiringService, TriggerRateLimits],
-  exports: [TriggersService, TriggerSchedulesService, TriggerFiringService, TriggerRateLimits],
+  providers: [TriggersService, TriggerSchedulesService, TriggerFiringService],
+  exports: [TriggersService, TriggerSchedulesService, TriggerFiringService],
 })
 export class TriggersModule {}
 

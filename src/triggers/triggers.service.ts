@@ -12,7 +12,7 @@ import type { CreateTriggerDto } from './dto/create-trigger.dto.js';
 import type { ListTriggersQuery } from './dto/list-triggers.query.js';
 import type { UpdateTriggerDto } from './dto/update-trigger.dto.js';
 import { Trigger, type TriggerType } from './entities/trigger.entity.js';
-import { TriggerRateLimits } from './trigger-rate-limits.service.js';
+import { TriggerRateLimits } from '../rate-limits/trigger-rate-limits.service.js';
 import { TriggerSchedulesService, type ScheduleState } from './trigger-schedules.service.js';
 import { parseTriggerConfiguration, presentTriggerConfiguration, type TriggerConfigurationMap } from './trigger-types/index.js';
 import { InvalidStateTransitionError, ManagedTriggerError, TriggerAlreadyExistsError, TriggerNotFoundError } from './triggers.errors.js';

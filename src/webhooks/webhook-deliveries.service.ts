@@ -7,7 +7,7 @@ import { SqlStatement } from '../database/sql-statement.js';
 import { DeliveryClient } from './delivery/delivery-client.js';
 import { outcomeOf, retryDelayMs, type AttemptResult } from './delivery/outcome.js';
 import { deliveryHeaders, type DeliveryPayload } from './delivery/signing.js';
-import { StatementBatcher } from './delivery/statement-batcher.js';
+import { Batcher } from '../common/batcher.js';
 import type { AttemptStatus } from './entities/webhook-delivery-attempt.entity.js';
 import type { Webhook } from './entities/webhook.entity.js';
 import { webhookAttempts, webhookAttemptSeconds, webhookRelayLagSeconds } from './webhooks.metrics.js';
@@ -171,9 +171,14 @@ export interface AttemptReport {
 export class WebhookDeliveriesService {
   private readonly logger = new Logger(WebhookDeliveriesService.name);
   /** Leases of concurrent attempts, one statement per batch (two may run at once). */
-  private readonly leases = new StatementBatcher<string, (DeliveryRow & { webhook: WebhookRow | null }) | undefined>((ids) => this.leaseBatch(ids), 500, 2, oneRowCouldCause);
+  private readonly leases = new Batcher<string, (DeliveryRow & { webhook: WebhookRow | null }) | undefined>((ids) => this.leaseBatch(ids), {
+    maxBatch: 500,
+    maxInFlight: 2,
+    retrySingly: oneRowCouldCause,
+    gather: 'one-turn',
+  });
   /** Attempt records, one statement per batch (one at a time, so webhook rows are never locked in two orders). */
-  private readonly records = new StatementBatcher<AttemptRecord, void>((records) => this.recordBatch(records), 500, 1, oneRowCouldCause);
+  private readonly records = new Batcher<AttemptRecord, void>((records) => this.recordBatch(records), { maxBatch: 500, retrySingly: oneRowCouldCause, gather: 'one-turn' });
   private readonly secrets: OpenedSecrets;
   private readonly urls = new Map<string, URL>();
 
@@ -193,7 +198,7 @@ export class WebhookDeliveriesService {
   async attempt(deliveryId: string): Promise<AttemptReport | { busyForMs: number } | null> {
     // Not a delivery id: nothing to do (and it must not fail the batch of leases it would join).
     if (!UUID.test(deliveryId)) return null;
-    const delivery = await this.leases.run(deliveryId);
+    const delivery = await this.leases.submit(deliveryId);
     if (!delivery) {
       const [held] = (await this.dataSource.query(
         `SELECT GREATEST(0, EXTRACT(EPOCH FROM (locked_until - now())) * 1000)::int AS ms FROM webhook_deliveries WHERE id = $1 AND status = 'pending'`,
@@ -339,7 +344,7 @@ export class WebhookDeliveriesService {
         : result.error;
     // The log row, the delivery's new state and, on 410 or too long failing, the webhook: written
     // together with the concurrent attempts' (one statement), and awaited, so the job ends only after.
-    await this.records.run({
+    await this.records.submit({
       organizationId: delivery.organization_id,
       webhookId: webhook.id,
       deliveryId: delivery.id,

@@ -1,9 +1,9 @@
 import { codePointLength } from '../common/validation/text-length.decorator.js';
+import { TRIGGER_TYPES } from '../triggers/entities/trigger.entity.js';
 import { NODE_TYPES } from './node-types/index.js';
 import type { WorkflowNode } from './node-types/node-type.js';
 import { InvalidNodeConfigError, InvalidWorkflowConfigError } from './workflows.errors.js';
 
-export const TRIGGER_TYPES = ['message', 'schedule', 'webhook', 'api'] as const;
 export const MAX_NODES = 200;
 export const NODE_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
 const CONFIGURATION_KEYS = new Set(['trigger', 'nodes']);

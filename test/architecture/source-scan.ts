@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 
 /** Every .ts file under `dir` (recursively), specs left out: they may reach into any table to check it. */
 export function sourceFiles(dir: string): string[] {
@@ -10,6 +10,33 @@ export function sourceFiles(dir: string): string[] {
     else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) files.push(path);
   }
   return files;
+}
+
+/** Every .ts file under `dir` (recursively), specs included. */
+export function allSourceFiles(dir: string): string[] {
+  const files: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) files.push(...allSourceFiles(path));
+    else if (entry.name.endsWith('.ts')) files.push(path);
+  }
+  return files;
+}
+
+/**
+ * The relative module specifiers a file imports or re-exports (`import … from './x.js'`,
+ * `import './x.js'`, `export … from`, `import('./x.js')`), comments left out. Package imports are not listed.
+ */
+export function relativeImports(code: string): string[] {
+  const text = withoutComments(code);
+  const found: string[] = [];
+  for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)(['"])(\.{1,2}\/[^'"]*)\1/g)) found.push(m[2]);
+  return found;
+}
+
+/** Where a relative import of `file` points, relative to `root` (`../src/x.js` from migrations/a.ts → `src/x.js`). */
+export function importTarget(root: string, file: string, specifier: string): string {
+  return relative(root, resolve(dirname(file), specifier));
 }
 
 /** The module a file belongs to: its folder under src (`src/triggers/dto/x.ts` → `triggers`); files at the root belong to `app`. */
@@ -60,17 +87,48 @@ export function entityTables(code: string): Map<string, string> {
 
 export type Access = 'read' | 'write';
 
-const SQL_TABLE = /\b(DELETE\s+FROM|FROM|JOIN|INTO|UPDATE|TABLE)\s+"?([a-z][a-z0-9_]*)"?/g;
+/**
+ * String constants of a piece of code by the name they are bound to: `key: 'x'` (an object's
+ * property), `const KEY = 'x'`, `for (const key of ['x', 'y'])`, and `key: o.other.replace('a', 'b')`
+ * (derived from the constants bound to `other`). A template `${o.key}` may stand for any of them.
+ */
+export function stringConstants(code: string): Map<string, Set<string>> {
+  const text = withoutComments(code);
+  const found = new Map<string, Set<string>>();
+  const add = (key: string, value: string) => found.set(key, (found.get(key) ?? new Set()).add(value));
+  for (const m of text.matchAll(/\b(\w+)\s*[:=]\s*'([a-z][a-z0-9_]*)'(?=\s*[,;}\n)\]])/g)) add(m[1], m[2]);
+  for (const m of text.matchAll(/\bconst\s+(\w+)\s+of\s+\[([^\]]*)\]/g)) for (const v of m[2].matchAll(/'([a-z][a-z0-9_]*)'/g)) add(m[1], v[1]);
+  for (const m of text.matchAll(/\b(\w+)\s*:\s*[\w.]*?\b(\w+)\.replace\('([^']*)',\s*'([^']*)'\)/g)) {
+    for (const v of found.get(m[2]) ?? []) add(m[1], v.replace(m[3], m[4]));
+  }
+  return found;
+}
+
+const SQL_KEYWORD = String.raw`\b(DELETE\s+FROM|FROM|JOIN|INTO|UPDATE|TABLE)\s+`;
+const SQL_TABLE = new RegExp(`${SQL_KEYWORD}"?([a-z][a-z0-9_]*)"?`, 'g');
+/** A table named by a template: `FROM ${t.rows}`, `INTO ${shape.table}`, `TABLE ${r.hours.replace('_hours', '_days')}`. */
+const SQL_TEMPLATE_TABLE = new RegExp(`${SQL_KEYWORD}\\$\\{\\s*([\\w.]+?)(?:\\.replace\\('([^']*)',\\s*'([^']*)'\\))?\\s*\\}`, 'g');
+
+/** The tables a template `${expr}` may stand for: the string constants bound to the last name of `expr`. */
+function templateTables(constants: Map<string, Set<string>>, expr: string, from?: string, to?: string): string[] {
+  const key = expr.split('.').pop() as string;
+  return [...(constants.get(key) ?? [])].map((v) => (from === undefined ? v : v.replace(from, to ?? '')));
+}
+
 const REPOSITORY_USE = [
   /\b(?:getRepository|InjectRepository|createQueryBuilder)\(\s*(\w+)/g,
   /\bforFeature\(\s*\[([^\]]*)\]/g,
 ];
 const MANAGER_USE = /\bmanager\.(find\w*|count\w*|exists\w*|insert|update|delete|save|upsert|increment|decrement|remove|softDelete|restore)\(\s*(\w+)/g;
 
+const accessOf = (keyword: string): Access => (/^(FROM|JOIN)$/i.test(keyword) ? 'read' : 'write');
+
 /**
  * The tables a piece of code touches, and how: SQL naming them after FROM or JOIN (read), INTO,
  * UPDATE, DELETE FROM or TABLE (write) — only names in `tables`, so SQL words and aliases after
- * those keywords are ignored — and entity classes' repositories: `getRepository(Trigger)`,
+ * those keywords are ignored — in plain text or through a template (`FROM ${t.rows}`: each string
+ * constant bound to `rows` in the same code, see stringConstants); any other string constant that
+ * holds a table's name (a read at least); and entity classes' repositories: `getRepository(Trigger)`,
  * `@InjectRepository(Trigger)` and `forFeature([Trigger])` count as writes (a repository can do
  * both), `manager.find(Trigger, …)` as a read, `manager.save(Trigger, …)` as a write.
  */
@@ -81,8 +139,13 @@ export function tablesTouched(code: string, tables: ReadonlySet<string>, entitie
     if (table && touched.get(table) !== 'write') touched.set(table, access);
   };
   for (const m of text.matchAll(SQL_TABLE)) {
-    if (tables.has(m[2])) add(m[2], m[1].toUpperCase() === 'FROM' || m[1].toUpperCase() === 'JOIN' ? 'read' : 'write');
+    if (tables.has(m[2])) add(m[2], accessOf(m[1].replace(/\s+/g, ' ')));
   }
+  const constants = stringConstants(code);
+  for (const m of text.matchAll(SQL_TEMPLATE_TABLE)) {
+    for (const table of templateTables(constants, m[2], m[3], m[4])) if (tables.has(table)) add(table, accessOf(m[1].replace(/\s+/g, ' ')));
+  }
+  for (const values of constants.values()) for (const value of values) if (tables.has(value)) add(value, 'read');
   for (const pattern of REPOSITORY_USE) {
     for (const m of text.matchAll(pattern)) for (const name of m[1].split(',')) add(entities.get(name.trim()), 'write');
   }
@@ -90,7 +153,13 @@ export function tablesTouched(code: string, tables: ReadonlySet<string>, entitie
   return touched;
 }
 
-/** The tables created by the migrations' SQL. */
+/** The tables created by the migrations' SQL, named in the text or through a template (`CREATE TABLE ${t.sketches}`). */
 export function migrationTables(code: string): Set<string> {
-  return new Set([...withoutComments(code).matchAll(/CREATE TABLE (?:IF NOT EXISTS )?"?([a-z_]+)/g)].map((m) => m[1]));
+  const text = withoutComments(code);
+  const created = new Set([...text.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?"?([a-z_]+)/g)].map((m) => m[1]));
+  const constants = stringConstants(code);
+  for (const m of text.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?\$\{\s*([\w.]+?)(?:\.replace\('([^']*)',\s*'([^']*)'\))?\s*\}/g)) {
+    for (const table of templateTables(constants, m[1], m[2], m[3])) created.add(table);
+  }
+  return created;
 }

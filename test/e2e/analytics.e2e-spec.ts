@@ -1,10 +1,10 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertCustomer, insertMessage, insertStep, insertTrigger, insertWorkflowExecution } from '../factories/executions.js';
-import { AnalyticsRepository } from '../../src/analytics/analytics.repository.js';
 import { FileGenerator } from '../../src/analytics/files/file-generator.service.js';
+import { WorkflowAnalyticsRepository } from '../../src/analytics/workflow-analytics.repository.js';
 import { halfway } from '../../src/analytics/analytics.service.js';
-import { splitPeriod } from '../../src/executions/metrics.repository.js';
+import { hourSplit } from '../../src/common/period-split.js';
 import { createTrigger } from '../factories/triggers.js';
 import { createWorkflow } from '../factories/workflows.js';
 import { waitFor } from '../utils/wait-for.js';
@@ -183,12 +183,12 @@ describe('analytics', () => {
     });
 
     it('the same figures from the hourly rollups as from the executions, and through a zone with a half-hour offset', async () => {
-      const repository = new AnalyticsRepository(ds);
+      const repository = new WorkflowAnalyticsRepository(ds);
       const [start, end] = [new Date('2025-05-31T00:00:00Z'), new Date('2025-06-08T12:34:56.789Z')];
       for (const granularity of ['hour', 'day', 'week']) {
         for (const tz of ['UTC', 'America/New_York']) {
           const middle = halfway({ start, end });
-          const split = splitPeriod(start, end);
+          const split = hourSplit(start, end);
           expect(split.hoursTo.getTime()).toBeGreaterThan(split.hoursFrom.getTime());
           const fromRollups = await repository.workflowCounts(org.id, wf, split, tz, granularity, middle);
           const fromRows = await repository.workflowCounts(org.id, wf, { rawFrom: start, rawTo: start, rawFrom2: start, rawTo2: end, hoursFrom: start, hoursTo: start }, tz, granularity, middle);

@@ -1,7 +1,9 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveAnalyticsPeriod } from '../../src/analytics/analytics-period.js';
-import { AnalyticsRepository, ENGAGEMENT_FACTS, journeySplit, rawJourneySplit } from '../../src/analytics/analytics.repository.js';
+import { journeySplit, rawJourneySplit } from '../../src/analytics/analytics-sql.js';
+import { ENGAGEMENT_FACTS } from '../../src/analytics/engagement.repository.js';
+import { WorkflowAnalyticsRepository } from '../../src/analytics/workflow-analytics.repository.js';
 import { insertStep, insertWorkflowExecution } from '../factories/executions.js';
 import { createWorkflow, SURVEY_FORM } from '../factories/workflows.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
@@ -31,7 +33,7 @@ const ROLLUP = `
 describe('answer day rollup', () => {
   let t: TestApp;
   let ds: DataSource;
-  let repo: AnalyticsRepository;
+  let repo: WorkflowAnalyticsRepository;
   let org: TestOrganization;
   let other: TestOrganization;
   let wf: string;
@@ -41,7 +43,7 @@ describe('answer day rollup', () => {
   beforeAll(async () => {
     t = await startTestApp({ RATE_LIMITS_ENABLED: 'false', APP_ROLE: 'api' });
     ds = t.app.get(DataSource);
-    repo = new AnalyticsRepository(ds);
+    repo = new WorkflowAnalyticsRepository(ds);
     org = await createOrganization(t);
     other = await createOrganization(t);
     const configuration = { nodes: [{ id: 'hi', type: 'message', content: 'Hi', next: 'survey' }, SURVEY] };

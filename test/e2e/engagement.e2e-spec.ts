@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { resolveAnalyticsPeriod } from '../../src/analytics/analytics-period.js';
-import { AnalyticsRepository, ENGAGEMENT_FACTS, type EngagementFilter } from '../../src/analytics/analytics.repository.js';
+import { EngagementRepository, ENGAGEMENT_FACTS, type EngagementFilter } from '../../src/analytics/engagement.repository.js';
 import { halfway } from '../../src/analytics/analytics.service.js';
 import { insertCustomer, insertMessage, insertStep, insertWorkflowExecution } from '../factories/executions.js';
 import { createTrigger } from '../factories/triggers.js';
@@ -23,12 +23,12 @@ const SURVEY = SURVEY_FORM;
 describe('engagement rollups', () => {
   let t: TestApp;
   let ds: DataSource;
-  let repo: AnalyticsRepository;
+  let repo: EngagementRepository;
 
   beforeAll(async () => {
     t = await startTestApp({ RATE_LIMITS_ENABLED: 'false', APP_ROLE: 'all' });
     ds = t.app.get(DataSource);
-    repo = new AnalyticsRepository(ds);
+    repo = new EngagementRepository(ds);
   });
   afterAll(() => t?.close());
 

@@ -1,6 +1,8 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AnalyticsRepository, rawJourneySplit } from '../../src/analytics/analytics.repository.js';
+import { rawJourneySplit } from '../../src/analytics/analytics-sql.js';
+import { JourneysRepository } from '../../src/analytics/journeys.repository.js';
+import { PerformanceRepository } from '../../src/analytics/performance.repository.js';
 import { createWorkflow } from '../factories/workflows.js';
 import { expectJourneyRollupsMatchRows } from '../utils/journey-rollups.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
@@ -59,7 +61,8 @@ describe('journey rollups equal the recorded rows', () => {
   let ds: DataSource;
   let org: TestOrganization;
   let other: TestOrganization;
-  let repo: AnalyticsRepository;
+  let repo: JourneysRepository;
+  let performance: PerformanceRepository;
   let w1: string;
   let w2: string;
 
@@ -82,7 +85,7 @@ describe('journey rollups equal the recorded rows', () => {
         expect({ label, outcomes: byKey(viaRollups.outcomes), nodes: byKey(viaRollups.nodes) }).toEqual({
           label, outcomes: byKey(viaRows.outcomes), nodes: byKey(viaRows.nodes),
         });
-        expect({ label, nodes: await repo.nodes(org.id, wf, start, end) }).toEqual({ label, nodes: await repo.nodes(org.id, wf, start, end, raw) });
+        expect({ label, nodes: await performance.nodes(org.id, wf, start, end) }).toEqual({ label, nodes: await performance.nodes(org.id, wf, start, end, raw) });
       }
       expect(await repo.topWorkflow(org.id, start, end)).toBe(await repo.topWorkflow(org.id, start, end, raw));
     }
@@ -91,7 +94,8 @@ describe('journey rollups equal the recorded rows', () => {
   beforeAll(async () => {
     t = await startTestApp({ RATE_LIMITS_ENABLED: 'false', APP_ROLE: 'api' });
     ds = t.app.get(DataSource);
-    repo = new AnalyticsRepository(ds);
+    repo = new JourneysRepository(ds);
+    performance = new PerformanceRepository(ds);
     org = await createOrganization(t);
     other = await createOrganization(t);
     w1 = (await createWorkflow(t, org, { configuration: { nodes: NODES } })).id;

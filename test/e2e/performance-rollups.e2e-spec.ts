@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AnalyticsRepository, PERFORMANCE_RAW, splitDays, type PerformanceRow } from '../../src/analytics/analytics.repository.js';
+import { PerformanceRepository, PERFORMANCE_RAW, splitDays, type PerformanceRow } from '../../src/analytics/performance.repository.js';
 import { DURATION_ERROR_BOUND } from '../../migrations/1768000000000-PerformanceRollups.js';
 import { insertWorkflowExecution } from '../factories/executions.js';
 import { createWorkflow } from '../factories/workflows.js';
@@ -44,12 +44,12 @@ describe('performance rollups', () => {
   let ds: DataSource;
   let org: TestOrganization;
   let wf: string;
-  let repo: AnalyticsRepository;
+  let repo: PerformanceRepository;
 
   beforeAll(async () => {
     t = await startTestApp({ RATE_LIMITS_ENABLED: 'false', APP_ROLE: 'api' });
     ds = t.app.get(DataSource);
-    repo = new AnalyticsRepository(ds);
+    repo = new PerformanceRepository(ds);
     org = await createOrganization(t);
     wf = (await createWorkflow(t, org)).id;
   });

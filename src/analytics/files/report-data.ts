@@ -1,4 +1,4 @@
-import { distinctCustomers } from '../analytics.repository.js';
+import { distinctCustomers } from '../analytics-sql.js';
 
 /**
  * The rows of a report: workflow metrics per time bucket, from the hourly rollups (migration

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config.js';
-import { RateLimiter } from '../../redis/rate-limiter.js';
+import { RateLimiter } from '../../rate-limits/rate-limiter.js';
 import { RedisService } from '../../redis/redis.service.js';
 
 /** Gives back one attempt on each counter that still exists (a DECR on an expired key would create one without expiry). */

@@ -1,7 +1,6 @@
-import { ArgumentsHost, Catch, HttpException, Logger, Optional, type ExceptionFilter } from '@nestjs/common';
+import { ArgumentsHost, Catch, HttpException, Inject, Logger, Optional, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import { EarlyAnswerLimits } from '../../auth/guards/early-answer-limits.js';
 import { clientDataErrorCode, isDatabaseUnavailable } from '../../database/postgres-errors.js';
 import { isRedisUnavailable } from '../../redis/redis-errors.js';
 import { allowedMethods, type RouterLike } from '../http/allowed-methods.js';
@@ -9,6 +8,7 @@ import { redactUrl } from '../logging/redact-url.js';
 import { PreparedResponse } from '../http/prepared-response.js';
 import { InternalError, InvalidRequestError, MethodNotAllowedError, PayloadTooLargeError, RouteNotFoundError, ServiceUnavailableError } from './common.errors.js';
 import { DomainError } from './domain-error.js';
+import { EARLY_ANSWER_LIMITS, type EarlyAnswerCounter } from './early-answer.js';
 
 /** Paths whose clients expect the sample pet-store envelope `{code, message}` instead of `{error}`. */
 const PET_STORE_PATH = /^\/pet(\/|$)/;
@@ -32,7 +32,7 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
 
   constructor(
     @Optional() private readonly adapterHost?: HttpAdapterHost,
-    @Optional() private readonly earlyLimits?: EarlyAnswerLimits,
+    @Optional() @Inject(EARLY_ANSWER_LIMITS) private readonly earlyLimits?: EarlyAnswerCounter,
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {

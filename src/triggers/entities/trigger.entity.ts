@@ -1,5 +1,6 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
+/** The trigger types (one definition each in ../trigger-types/); a workflow's managed trigger takes one of them too. */
 export const TRIGGER_TYPES = ['message', 'schedule', 'webhook', 'api'] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 export const TRIGGER_STATUSES = ['active', 'inactive', 'paused'] as const;

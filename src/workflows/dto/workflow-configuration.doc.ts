@@ -1,6 +1,7 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { ApiClosedSchema } from '../../common/http/openapi/schema-markers.js';
-import { MAX_NODES, NODE_ID, TRIGGER_TYPES } from '../workflow-graph.validator.js';
+import { TRIGGER_TYPES } from '../../triggers/entities/trigger.entity.js';
+import { MAX_NODES, NODE_ID } from '../workflow-graph.validator.js';
 import { FORM_FIELD_TYPES, MAX_FORM_FIELDS } from '../node-types/form.node-type.js';
 import { MAX_MESSAGE_LENGTH } from '../node-types/message.node-type.js';
 

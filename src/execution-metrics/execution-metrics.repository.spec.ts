@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { splitPeriod, wholeSpans } from './metrics.repository.js';
+import { hourSplit } from '../common/period-split.js';
+import { wholeSpans } from './execution-metrics.repository.js';
 
 const spans = (start: string, end: string, granularity: 'hour' | 'day' | 'week' | 'month') => {
-  const w = wholeSpans(splitPeriod(new Date(start), new Date(end)), granularity);
+  const w = wholeSpans(hourSplit(new Date(start), new Date(end)), granularity);
   return Object.fromEntries(Object.entries(w).map(([k, v]) => [k, v.toISOString()]));
 };
 
@@ -36,7 +37,7 @@ describe('wholeSpans', () => {
   });
 
   it('finds the months of any year, years before 100 included', () => {
-    const w = wholeSpans(splitPeriod(new Date('0005-01-10T00:00:00Z'), new Date('0005-04-30T00:00:00Z')), 'month');
+    const w = wholeSpans(hourSplit(new Date('0005-01-10T00:00:00Z'), new Date('0005-04-30T00:00:00Z')), 'month');
     expect([w.monthsFrom.toISOString(), w.monthsTo.toISOString()]).toEqual(['0005-02-01T00:00:00.000Z', '0005-04-01T00:00:00.000Z']);
   });
 

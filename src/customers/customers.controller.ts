@@ -7,7 +7,7 @@ import { ok } from '../common/http/envelope.js';
 import { paginate } from '../common/pagination/page.query.js';
 import { CustomerResponse, MessageResponse } from './dto/customer.response.js';
 import { ListCustomersQuery, ListMessagesQuery } from './dto/list-customers.query.js';
-import { ExecutionsQueryService } from './executions-query.service.js';
+import { CustomersService } from './customers.service.js';
 
 const CUSTOMER_ID = ApiParam({
   name: 'customer_id',
@@ -18,7 +18,7 @@ const CUSTOMER_ID = ApiParam({
 @ApiTags('Customers')
 @Controller('v1/customers')
 export class CustomersController {
-  constructor(private readonly executions: ExecutionsQueryService) {}
+  constructor(private readonly customers: CustomersService) {}
 
   @Get()
   @RequireAccess('executions', 'read')
@@ -26,7 +26,7 @@ export class CustomersController {
   @ApiPage(CustomerResponse)
   @ApiErrors(400)
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListCustomersQuery) {
-    const [items, total] = await this.executions.listCustomers(principal.organizationId, query);
+    const [items, total] = await this.customers.listCustomers(principal.organizationId, query);
     return paginate(items.map(CustomerResponse.from), total, query);
   }
 
@@ -37,7 +37,7 @@ export class CustomersController {
   @ApiData(CustomerResponse)
   @ApiErrors(404)
   async get(@CurrentPrincipal() principal: Principal, @Param('customer_id') customerId: string) {
-    return ok(CustomerResponse.from(await this.executions.getCustomer(principal.organizationId, customerId)));
+    return ok(CustomerResponse.from(await this.customers.getCustomer(principal.organizationId, customerId)));
   }
 
   @Get(':customer_id/messages')
@@ -47,7 +47,7 @@ export class CustomersController {
   @ApiPage(MessageResponse)
   @ApiErrors(400, 404)
   async messages(@CurrentPrincipal() principal: Principal, @Param('customer_id') customerId: string, @Query() query: ListMessagesQuery) {
-    const [items, total] = await this.executions.listCustomerMessages(principal.organizationId, customerId, query);
+    const [items, total] = await this.customers.listCustomerMessages(principal.organizationId, customerId, query);
     return paginate(items.map(MessageResponse.from), total, query);
   }
 }

@@ -1,15 +1,15 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
-import type { Repository } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { principalAllows, type AccessRequirement, type Principal } from '../auth/access.js';
 import { isUuid } from '../common/ids/uuid.js';
 import { AppConfig } from '../config/app-config.js';
-import type { RequestLimitSource } from '../rate-limits/rate-limit.decorators.js';
-import type { RateLimitEntry } from '../redis/rate-limiter.js';
+import type { RequestLimitSource } from './rate-limit.decorators.js';
+import type { RateLimitEntry } from './rate-limiter.js';
 import { RedisService } from '../redis/redis.service.js';
-import { Trigger } from './entities/trigger.entity.js';
-import { credentialMayFire, DEFAULT_API_RATE_LIMIT } from './trigger-types/api.trigger-type.js';
+import { Trigger } from '../triggers/entities/trigger.entity.js';
+import { credentialMayFire, DEFAULT_API_RATE_LIMIT } from '../triggers/trigger-types/api.trigger-type.js';
 
 const CHANGED_CHANNEL = 'triggers:limit-changed';
 const MAX_CACHED = 10_000;
@@ -42,7 +42,7 @@ export class TriggerRateLimits implements RequestLimitSource, OnModuleInit {
   private readonly cache = new Map<string, Known>();
 
   constructor(
-    @InjectRepository(Trigger) private readonly triggers: Repository<Trigger>,
+    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly redis: RedisService,
     private readonly config: AppConfig,
   ) {}
@@ -83,7 +83,7 @@ export class TriggerRateLimits implements RequestLimitSource, OnModuleInit {
     const cached = this.cache.get(id);
     if (cached && cached.expiresAt > Date.now() && cached.organizationId === organizationId) return cached;
     this.cache.delete(id);
-    const trigger = await this.triggers.findOne({ select: { id: true, organizationId: true, type: true, configuration: true }, where: { id, organizationId } });
+    const trigger = await this.dataSource.manager.findOne(Trigger, { select: { id: true, organizationId: true, type: true, configuration: true }, where: { id, organizationId } });
     if (!trigger) return undefined;
     const known: Known = {
       organizationId: trigger.organizationId,

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { Counter, register } from 'prom-client';
 import { AppConfig } from '../config/app-config.js';
-import { RedisService } from './redis.service.js';
+import { RedisService } from '../redis/redis.service.js';
 
 export interface RateLimitResult {
   /** The policy's name, as RateLimit-Policy names it (`credential`, `workflows-write`, `hook`, ...). */

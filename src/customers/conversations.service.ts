@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { Batcher } from './batcher.js';
+import { Batcher } from '../common/batcher.js';
 import { SqlStatement } from '../database/sql-statement.js';
 import { uuidv7 } from '../common/ids/uuid-v7.js';
 import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
@@ -133,7 +133,7 @@ interface Inbound {
 export class ConversationsService {
   private readonly receives = new Batcher<Inbound, ReceivedMessage>(
     (messages) => this.receiveMany(messages),
-    (m) => [`${m.organization_id}:${m.customer_ref}`],
+    { keys: (m) => [`${m.organization_id}:${m.customer_ref}`] },
   );
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}

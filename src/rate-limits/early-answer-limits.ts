@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { DomainError } from '../../common/errors/domain-error.js';
-import { RequestLimits } from '../../rate-limits/request-limits.service.js';
-import type { Principal } from '../access.js';
-import { BearerStrategy, bearerToken } from './bearer.strategy.js';
+import { DomainError } from '../common/errors/domain-error.js';
+import { RequestLimits } from './request-limits.service.js';
+import type { Principal } from '../auth/access.js';
+import { BearerStrategy, bearerToken } from '../auth/guards/bearer.strategy.js';
+import type { EarlyAnswerCounter } from '../common/errors/early-answer.js';
 
 /** /v1 paths whose answers count against the request limits (the inbound webhooks count per trigger, on their own). */
 const LIMITED_PATH = /^\/v1(\/|$)/;
@@ -15,7 +16,7 @@ const OWN_LIMITS_PATH = /^\/v1\/hooks(\/|$)/;
  * the same resolvers (and their caches) as the authentication guard, then RequestLimits.earlyAnswer.
  */
 @Injectable()
-export class EarlyAnswerLimits {
+export class EarlyAnswerLimits implements EarlyAnswerCounter {
   constructor(
     private readonly strategy: BearerStrategy,
     private readonly limits: RequestLimits,

@@ -1,9 +1,11 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { Period } from '../common/date-range.js';
 import type { Pool } from 'pg';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { SqlStatement } from '../database/sql-statement.js';
-import { msDate, splitPeriod as splitUnits } from '../common/period-split.js';
+import { hourSplit, type HourSplit } from '../common/period-split.js';
 import { foldSpans, TRIGGER_SKETCHES, WORKFLOW_SKETCHES, type Query, type SketchTables, type Span } from './customer-days.js';
 import { CustomerUnion } from './customer-sketch.js';
 import { SketchCache, type HeldSketch } from './sketch-cache.js';
@@ -54,28 +56,6 @@ const EMPTY: SummaryRow = { executions: 0, successful: 0, failed: 0, success_rat
 const DAY_MS = 86_400_000;
 /** Stored sketches a process keeps (at most 16 KiB each: 16 MiB in all), about 35 parents' 30 days. */
 export const SKETCH_CACHE_ENTRIES = 1024;
-
-/**
- * How a period is read (src/common/period-split.ts, way `inside`, in hours): the whole UTC hours
- * inside it from the hourly rollups (migration ExecutionRollups), and the rest — the partial hours at its two ends, at most two hours of rows
- * — from the executions themselves through the (parent, time) index. `raw` is `[from, to)` and
- * `[from2, to2]` (either may be empty); `hours` is `[from, to)`.
- */
-export interface PeriodSplit {
-  rawFrom: Date;
-  rawTo: Date;
-  rawFrom2: Date;
-  rawTo2: Date;
-  hoursFrom: Date;
-  hoursTo: Date;
-}
-
-export function splitPeriod(start: Date, end: Date): PeriodSplit {
-  // The hour holding `end` is partial (end is inclusive, to the millisecond): it is read raw.
-  const split = splitUnits(start, end, { unit: 'hour', way: 'inside' });
-  const [hoursFrom, hoursTo] = [msDate(split.wholeFrom), msDate(split.wholeTo)];
-  return { rawFrom: start, rawTo: hoursFrom, rawFrom2: hoursTo, rawTo2: end, hoursFrom, hoursTo };
-}
 
 interface Source {
   /** The executions of the parent in the raw ranges `$3..$6`: id, status, duration_ms, customer, channel, at. */
@@ -239,7 +219,7 @@ function monthStart(d: Date, offset: number): Date {
  * sketches (at `day` and `month` granularity: a week can straddle two months). Empty ranges as
  * `[x, x)`.
  */
-export function wholeSpans(s: PeriodSplit, granularity: Period['granularity']): { daysFrom: Date; daysTo: Date; monthsFrom: Date; monthsTo: Date } {
+export function wholeSpans(s: HourSplit, granularity: Period['granularity']): { daysFrom: Date; daysTo: Date; monthsFrom: Date; monthsTo: Date } {
   const from = Math.ceil(s.hoursFrom.getTime() / DAY_MS) * DAY_MS;
   const to = Math.floor(s.hoursTo.getTime() / DAY_MS) * DAY_MS;
   if (granularity === 'hour' || from >= to) return { daysFrom: s.hoursFrom, daysTo: s.hoursFrom, monthsFrom: s.hoursFrom, monthsTo: s.hoursFrom };
@@ -266,7 +246,7 @@ const NONE_HELD: HeldSpans = { day: new Map(), month: new Map() };
 
 /** The values a summary statement binds for a period (and the spans whose sketches the caller holds). */
 export function summaryValues(id: string, organizationId: string, period: Period, held: HeldSpans = NONE_HELD): unknown[] {
-  const s = splitPeriod(period.start, period.end);
+  const s = hourSplit(period.start, period.end);
   const w = wholeSpans(s, period.granularity);
   const starts = (m: Map<number, HeldSketch>) => [...m.keys()].map((ms) => new Date(ms));
   const checksums = (m: Map<number, HeldSketch>) => [...m.values()].map((h) => h.checksum);
@@ -304,13 +284,14 @@ function addPart(union: CustomerUnion, part: Part): void {
  *
  * Unique customers are exact while every part merged is exact (hour sets, edges, day sketches of
  * up to 2,048 customers); beyond, a HyperLogLog estimate with a relative standard error of 0.81 %
- * (src/executions/customer-sketch.ts). Every other figure is exact.
+ * (src/execution-metrics/customer-sketch.ts). Every other figure is exact.
  */
+@Injectable()
 export class ExecutionMetricsRepository {
   private readonly query: Query;
   private readonly sketches = new SketchCache(SKETCH_CACHE_ENTRIES);
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.query = async (sql, values) => (await ((dataSource.driver as PostgresDriver).master as Pool).query(sql, values)).rows;
   }
 
@@ -323,7 +304,7 @@ export class ExecutionMetricsRepository {
   }
 
   private async summarise(statement: SqlStatement<RawRow>, tables: SketchTables, organizationId: string, id: string, period: Period): Promise<ExecutionSummary> {
-    const w = wholeSpans(splitPeriod(period.start, period.end), period.granularity);
+    const w = wholeSpans(hourSplit(period.start, period.end), period.granularity);
     const held: HeldSpans = {
       day: this.sketches.held(tables.sketches, id, 'day', spanStarts('day', w.daysFrom, w.daysTo)),
       month: this.sketches.held(tables.sketches, id, 'month', spanStarts('month', w.monthsFrom, w.monthsTo)),

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppConfig } from '../config/app-config.js';
 import { RateLimiter } from './rate-limiter.js';
-import { RedisService } from './redis.service.js';
+import { RedisService } from '../redis/redis.service.js';
 
 const config = AppConfig.fromEnv({}, { LOG_LEVEL: 'silent', REDIS_KEY_PREFIX: `was_unit_limiter_${randomBytes(4).toString('hex')}` });
 

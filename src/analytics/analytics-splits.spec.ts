@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { countDays, journeySplit, rawJourneySplit, splitDays, workflowCountsValues } from './analytics.repository.js';
-import { splitPeriod as hourSplit } from '../executions/metrics.repository.js';
+import { hourSplit } from '../common/period-split.js';
+import { journeySplit, rawJourneySplit } from './analytics-sql.js';
+import { splitDays } from './performance.repository.js';
+import { countDays, workflowCountsValues } from './workflow-analytics.repository.js';
 
 const d = (iso: string) => new Date(iso);
 

@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
 import { resolvePeriod, type Period } from '../common/date-range.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import type { MetricsQuery } from './dto/metrics.query.js';
@@ -11,7 +9,7 @@ import type {
   TriggerMetricsTotals,
   WorkflowMetricsResponse,
 } from './dto/metrics.response.js';
-import { ExecutionMetricsRepository, type ExecutionSummary, type SummaryRow } from './metrics.repository.js';
+import { ExecutionMetricsRepository, type ExecutionSummary, type SummaryRow } from './execution-metrics.repository.js';
 import { isoTime } from '../common/iso-time.js';
 
 function periodOf(period: Period): MetricsPeriodResponse {
@@ -42,14 +40,10 @@ function bucket(row: SummaryRow & { date: Date }): TriggerMetricsBucket {
  */
 @Injectable()
 export class ExecutionMetricsService {
-  private readonly repository: ExecutionMetricsRepository;
-
   constructor(
-    @InjectDataSource() dataSource: DataSource,
+    private readonly repository: ExecutionMetricsRepository,
     private readonly workflows: WorkflowsService,
-  ) {
-    this.repository = new ExecutionMetricsRepository(dataSource);
-  }
+  ) {}
 
   async forWorkflow(organizationId: string, workflowId: string, query: MetricsQuery, now = new Date()): Promise<WorkflowMetricsResponse> {
     const workflow = await this.workflows.getOwned(organizationId, workflowId);

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { WorkflowsModule } from '../workflows/workflows.module.js';
+import { ExecutionMetricsRepository } from './execution-metrics.repository.js';
+import { ExecutionMetricsService } from './execution-metrics.service.js';
+
+/**
+ * Provider-only: the execution metrics of a workflow or a trigger over a period (the data of
+ * `GET /v1/workflows/{id}/metrics` and `GET /v1/triggers/{id}/metrics`, whose routes live in the
+ * executions and triggers controllers), read from the hourly rollups and the customer sketches.
+ */
+@Module({
+  imports: [WorkflowsModule],
+  providers: [ExecutionMetricsRepository, ExecutionMetricsService],
+  exports: [ExecutionMetricsService],
+})
+export class ExecutionMetricsModule {}
