@@ -1,5 +1,6 @@
 import swc from 'unplugin-swc';
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './test/utils/sequencer.js';
 
 // SWC keeps decorator metadata exact (esbuild drops emitDecoratorMetadata), which Nest's DI needs.
 const plugins = [swc.vite({ module: { type: 'es6' } })];
@@ -13,6 +14,7 @@ if (!Number.isInteger(workers) || workers < 1) throw new Error(`TEST_WORKERS mus
 export default defineConfig({
   test: {
     maxWorkers: workers,
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
         plugins,
@@ -21,6 +23,8 @@ export default defineConfig({
           // test/**: the contract fuzzer's own library (test/fuzz) has unit specs too.
           include: ['src/**/*.spec.ts', 'test/**/*.spec.ts'],
           environment: 'node',
+          // One module graph per worker, not per file: loading it was most of each file's time.
+          isolate: false,
         },
       },
       {
@@ -32,6 +36,9 @@ export default defineConfig({
           // The run migrates one template database; each file runs on a clone of it with a Redis key prefix of its own.
           globalSetup: ['test/utils/global-setup.ts'],
           setupFiles: ['test/utils/file-isolation.ts'],
+          // One module graph per worker (loading the app's ~300 modules took seconds per file); the data
+          // a file can reach stays its own (file-isolation.ts), and each file closes what it opens.
+          isolate: false,
           testTimeout: 30_000,
           hookTimeout: 60_000,
         },
