@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
 import { afterAll, inject } from 'vitest';
 import { cloneDatabase, databaseUrlOf, deleteRedisKeys, dropDatabases } from './test-databases.js';
+import { runningProcesses, stopProcess } from './worker-process.js';
 
 /**
  * Setup file of the e2e project: runs in the worker before each e2e file is loaded. It gives the
@@ -44,7 +45,12 @@ if (inject('databaseUrl') !== databaseUrl || inject('redisKeyPrefix') !== name) 
 }
 
 // Registered first, so it runs after the file's own afterAll hooks (Vitest runs them in reverse).
+// The worker runs the next file in this same process: a built API or worker process the file left
+// running is stopped here, and the file fails for it.
 afterAll(async () => {
+  const left = [...runningProcesses];
+  await Promise.all(left.map((child) => stopProcess(child, 5000)));
   await dropDatabases([name]);
   await deleteRedisKeys(name);
+  if (left.length > 0) throw new Error(`file-isolation: the file left ${left.length} process(es) of dist/src/main.js running (pids ${left.map((c) => c.pid).join(', ')}); stop them in afterAll`);
 });
