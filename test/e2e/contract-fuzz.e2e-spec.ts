@@ -204,7 +204,9 @@ describe('contract fuzzer', () => {
       console.log(process.env.FUZZ_VERBOSE === '1' ? [summary, ...perOperation].join('\n') : summary);
       if (failures.length > 0) throw new Error(`${summary}\n\n${failures.map(formatFailure).join('\n\n')}`);
     },
-    settings.totalMs * 2 + SETUP_MS,
+    // FUZZ_SECONDS bounds the fuzzing; the re-seeding between operations and each operation's floor
+    // of 200 ms come on top, and take minutes on a machine loaded by the other test files.
+    settings.totalMs * 2 + 4 * SETUP_MS,
   );
 
   // docs/API.md, "Errors": a method a path does not accept answers 405 with `Allow`, not 404. The document

@@ -47,7 +47,8 @@ describe('PostgreSQL restarted under load', { timeout: 180_000 }, () => {
     expect(await ready()).toEqual({ status: 200, database: 'up' });
 
     const load = keepSending(send, 4);
-    await sleep(2000);
+    // Load established before PostgreSQL stops.
+    await waitFor('answers before the restart', async () => load.answers.filter((a) => a.status === 202).length >= 10, 60_000, 50);
     await pg.stop();
     const down = Date.now();
     const readinessDown: { status: number; database: string }[] = [];
@@ -61,7 +62,8 @@ describe('PostgreSQL restarted under load', { timeout: 180_000 }, () => {
     await pg.start();
     await waitFor('readiness after the restart', async () => (await ready()).status === 200, 30_000, 200);
     const recovered = Date.now();
-    await sleep(3000);
+    // Requests sent after readiness came back (checked below: every one accepted).
+    await waitFor('answers after the recovery', async () => load.answers.filter((a) => a.at! > recovered).length >= 40, 60_000, 50);
     const answers = await load.stop();
 
     // Readiness: not ready while down, each time.

@@ -57,7 +57,8 @@ describe('Redis stopped for 10 s under inbound messages', { timeout: 240_000 }, 
     await waitFor('the worker to run a first execution', async () => (await statusCounts(db, [warmUp.executionId!])).success === 1, 60_000, 200);
 
     const load = keepSending(send, 4);
-    await sleep(3000);
+    // Load established (runs queued and in flight) before Redis goes.
+    await waitFor('answers before the outage', async () => load.answers.filter((a) => a.status === 202).length >= 10, 60_000, 50);
     const down = Date.now();
     await redis.stop();
     let unqueuedSeen = 0;
@@ -67,7 +68,8 @@ describe('Redis stopped for 10 s under inbound messages', { timeout: 240_000 }, 
     }
     await redis.start();
     const up = Date.now();
-    await sleep(4000);
+    // Messages keep being accepted once Redis is back.
+    await waitFor('messages accepted after Redis returns', async () => load.answers.filter((a) => a.at! >= up && a.status === 202).length >= 20, 60_000, 50);
     const answers = await load.stop();
 
     const during = answers.filter((a) => a.at! >= down && a.at! < up);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AnswerDays1769100000000 } from '../../migrations/1769100000000-AnswerDays.js';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { dataSourceOptions } from '../../src/database/data-source.options.js';
@@ -13,10 +13,11 @@ import { TEST_POSTGRES_URL } from '../utils/test-env.js';
 /**
  * The migrations on a database that already holds data, as a deployment meets them: each later
  * migration applied over the earlier schema with rows in it, then undone and applied again.
- * Its own throwaway database (the run's shared one is fully migrated at start).
+ * Its own throwaway database (the file's clone of the run's template is fully migrated).
  */
 describe('migrations', () => {
-  const databaseName = `was_test_migrations_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  // Named after the run, so that the run's end drops it even if this file crashed.
+  const databaseName = `${inject('testRunId')}_migrations_${randomBytes(3).toString('hex')}`;
   const admin = new Client({ connectionString: `${TEST_POSTGRES_URL}/postgres` });
   let db: DataSource;
 

@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 
 const run = promisify(execFile);
 
@@ -60,7 +60,8 @@ describe('start-up messages', { timeout: 60_000 }, () => {
   it('says where it listens once started', async () => {
     const port = await closedPort();
     const child = spawn(process.execPath, ['dist/src/main.js'], {
-      env: { PATH: process.env.PATH ?? '', PORT: String(port), DATABASE_URL: `postgres://postgres@127.0.0.1:5432/was_startup_${port}`, REDIS_KEY_PREFIX: `was_startup_${port}`, LOG_LEVEL: 'info' },
+      // This file's database and Redis prefix (dropped when the file ends).
+      env: { PATH: process.env.PATH ?? '', PORT: String(port), DATABASE_URL: inject('databaseUrl'), REDIS_KEY_PREFIX: inject('redisKeyPrefix'), LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -73,11 +74,6 @@ describe('start-up messages', { timeout: 60_000 }, () => {
     } finally {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
-      const { Client } = await import('pg');
-      const admin = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS was_startup_${port} WITH (FORCE)`);
-      await admin.end();
     }
   });
 });

@@ -1,43 +1,40 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { Client } from 'pg';
 import type { TestProject } from 'vitest/node';
 import { prepareDatabase } from '../../src/database/prepare-database.js';
-import { TEST_POSTGRES_URL, TEST_REDIS_URL } from './test-env.js';
+import { databasesStartingWith, databaseUrlOf, deleteRedisKeys, dropDatabases } from './test-databases.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
+    /** This file's database (a clone of the run's template), set by file-isolation.ts. */
     databaseUrl: string;
+    /** This file's Redis key prefix, set by file-isolation.ts. */
     redisKeyPrefix: string;
+    /** What every database and key prefix of this run starts with. */
+    testRunId: string;
+    /** The run's migrated template database (its name): nobody connects to it, files clone it. */
+    templateDatabase: string;
   }
 }
 
+/** What `inject('databaseUrl')` answers outside an e2e file's isolation (refused at once: nothing listens on port 1). */
+const NOT_ISOLATED = 'postgres://postgres@127.0.0.1:1/file-isolation-did-not-run';
+
 /**
- * One database and one Redis key prefix per test run, created here with the real start-up
- * path (create database, run migrations) and dropped when the run ends.
+ * Once per e2e run: one template database, made with the real start-up path (create database,
+ * run migrations), that every e2e file clones (see file-isolation.ts). When the run ends, every
+ * database and Redis key of the run goes, whatever a file left behind.
  */
 export default async function setup(project: TestProject) {
-  const suffix = `${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-  const databaseName = `was_test_${suffix}`;
-  const databaseUrl = `${TEST_POSTGRES_URL}/${databaseName}`;
-  const redisKeyPrefix = `was_test_${suffix}`;
-  await prepareDatabase({ databaseUrl });
-  project.provide('databaseUrl', databaseUrl);
-  project.provide('redisKeyPrefix', redisKeyPrefix);
+  const runId = `was_test_${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+  const templateDatabase = `${runId}_template`;
+  await prepareDatabase({ databaseUrl: databaseUrlOf(templateDatabase) });
+  project.provide('testRunId', runId);
+  project.provide('templateDatabase', templateDatabase);
+  project.provide('databaseUrl', NOT_ISOLATED);
+  project.provide('redisKeyPrefix', `${runId}_not_isolated`);
 
   return async () => {
-    const admin = new Client({ connectionString: `${TEST_POSTGRES_URL}/postgres` });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
-    await admin.end();
-
-    const redis = new Redis(TEST_REDIS_URL);
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisKeyPrefix}:*`, 'COUNT', 500);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-    await redis.quit();
+    await dropDatabases(await databasesStartingWith(runId));
+    await deleteRedisKeys(runId);
   };
 }

@@ -4,6 +4,9 @@ import type { AppConfig } from '../../src/config/app-config.js';
 
 const MAIN = 'dist/src/main.js';
 
+/** Every process started here that has not exited yet (file-isolation.ts kills and reports those a file left running). */
+export const runningProcesses = new Set<ChildProcess>();
+
 /** A separate worker process (APP_ROLE=worker) of the built app, sharing the test run's database and Redis prefix. */
 export class WorkerProcess {
   private child?: ChildProcess;
@@ -28,6 +31,9 @@ export class WorkerProcess {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    const child = this.child;
+    runningProcesses.add(child);
+    child.once('exit', () => runningProcesses.delete(child));
     this.child.stdout?.on('data', (d: Buffer) => (this.output += d.toString()));
     this.child.stderr?.on('data', (d: Buffer) => (this.output += d.toString()));
   }
