@@ -1,4 +1,4 @@
-// EXPLAIN (ANALYZE, BUFFERS) of the analytics statements (src/analytics/*.repository.ts, listed in src/analytics/analytics-statements.ts)
+// EXPLAIN (ANALYZE, BUFFERS) of the analytics statements (src/analytics/*.repository.ts, listed in src/analytics/analytics-statements.ts, and the workflow_metrics export)
 // over an already seeded history database (bench/explain-history.mjs with KEEP=1, or the bench's):
 //   npm run build && node bench/explain-analytics.mjs <database-name> [summary]
 // Only 127.0.0.1; the statements are read-only.
@@ -13,6 +13,7 @@ const { journeySplit } = await import('../dist/src/analytics/analytics-sql.js');
 const { splitDays } = await import('../dist/src/analytics/performance.repository.js');
 const { workflowCountsValues } = await import('../dist/src/analytics/workflow-analytics.repository.js');
 const { hourSplit } = await import('../dist/src/common/period-split.js');
+const { EXPORT_DATASETS } = await import('../dist/src/analytics/files/export-datasets.js');
 const { engagementDayPlan, planValues, ...E } = await import('../dist/src/analytics/engagement-days.js');
 const db = new pg.Client({ connectionString: `${server}/${name}` });
 await db.connect();
@@ -80,9 +81,15 @@ const cases = [
   ['JOURNEY_NODES 30 days (node rollups)', S.JOURNEY_NODES, [org, wf, ...daySplit(days(30), end)]],
   ['TOP_WORKFLOW 30 days (outcome rollups)', S.TOP_WORKFLOW, [org, ...daySplit(days(30), end)]],
   ['REALTIME', S.REALTIME, [org, null, null, new Date(end.getTime() - 3_600_000)]],
+  // An export's statement, planned as the file generator plans it (indexReadsOnly: enable_seqscan off).
+  ...[null, ['whatsapp']].map((channels) => [
+    `EXPORT workflow_metrics 365 days${channels ? `, channels ${channels}` : ''} (rollup hours, executions and answers once per workflow)`,
+    { text: EXPORT_DATASETS.workflow_metrics.sql }, [org, days(365), end, null, channels], EXPORT_DATASETS.workflow_metrics.indexReadsOnly,
+  ]),
 ];
-for (const [title, statement, values] of cases) {
+for (const [title, statement, values, indexReadsOnly] of cases) {
   if (only && !title.includes(only)) continue;
+  await db.query(`SET enable_seqscan = ${indexReadsOnly ? 'off' : 'on'}`);
   const { rows } = await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`, values);
   const plan = rows.map((r) => r['QUERY PLAN']);
   console.log(`### ${title}\n\n${plan.filter((l) => /Execution Time|Planning Time/.test(l)).join('\n')}\n\n\`\`\`\n${plan.join('\n')}\n\`\`\`\n`);

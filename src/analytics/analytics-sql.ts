@@ -25,6 +25,15 @@ export function distinctCustomers(column: string, where?: string): string {
   return `(count(DISTINCT ${column})${where ? ` FILTER (WHERE ${where})` : ''})::int`;
 }
 
+/**
+ * The mean form rating of a set of execution_answers rows (or of sums of them): null without a
+ * rating. Every satisfaction figure goes through here, as distinct customers go through
+ * distinctCustomers.
+ */
+export function meanRating(ratingSum: string, ratings: string): string {
+  return `(sum(${ratingSum}) / NULLIF(sum(${ratings}), 0))::float8`;
+}
+
 /** Status figures of a set of executions `e` (status, duration_ms): the arithmetic of the workflow metrics. */
 export const STATUS_FIGURES = `
   count(*)::int AS executions,

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { SqlStatement } from '../database/sql-statement.js';
+import { meanRating } from './analytics-sql.js';
 import {
   DAY_FACTS,
   DAY_SETS,
@@ -107,7 +108,7 @@ function answerFigures(answers: string): string {
   return `
     SELECT CASE WHEN GROUPING(channel) = 0 THEN 'channel' WHEN GROUPING(half) = 0 THEN 'half' ELSE 'all' END AS scope,
            COALESCE(channel, half) AS key,
-           (sum(rating_sum) / NULLIF(sum(ratings), 0))::float8 AS satisfaction,
+           ${meanRating('rating_sum', 'ratings')} AS satisfaction,
            sum(promoters)::int AS promoters, sum(detractors)::int AS detractors, sum(nps_answers)::int AS nps_answers
       FROM (SELECT COALESCE(a.channel, 'unknown') AS channel, CASE WHEN a.started_at < $6 THEN '1' ELSE '2' END AS half,
                    a.rating_sum, a.ratings, a.promoters, a.detractors, a.nps_answers

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { SqlStatement } from '../database/sql-statement.js';
 import type { HourSplit } from '../common/period-split.js';
-import { distinctCustomers, journeySplit, splitValues, STATUS_FIGURES, WORKFLOW_EXECUTIONS, type JourneySplit } from './analytics-sql.js';
+import { distinctCustomers, journeySplit, meanRating, splitValues, STATUS_FIGURES, WORKFLOW_EXECUTIONS, type JourneySplit } from './analytics-sql.js';
 
 export interface GroupRow {
   /** Which grouping: bucket, channel, trigger, status, half (1 or 2) or total. */
@@ -150,7 +150,7 @@ const WORKFLOW_CUSTOMERS = new SqlStatement<{ kind: 'bucket' | 'total'; key: str
  * integers, exact in float8 whichever way they are added up.
  */
 const WORKFLOW_SATISFACTION = new SqlStatement<{ satisfaction: number | null }>(`
-  SELECT (sum(rating_sum) / NULLIF(sum(ratings), 0))::float8 AS satisfaction
+  SELECT ${meanRating('rating_sum', 'ratings')} AS satisfaction
     FROM (SELECT $5::int * a.rating_sum AS rating_sum, $5::int * a.ratings AS ratings FROM execution_answers a
            WHERE a.workflow_id = $2 AND a.organization_id = $1 AND a.started_at >= $3::timestamptz AND a.started_at < $4::timestamptz
           UNION ALL

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from 'bull';
 import { AnalyticsFilesProcessor } from '../../src/analytics/files/analytics-files.processor.js';
 import { GENERATE_ATTEMPTS, type GenerateFileJob } from '../../src/analytics/files/analytics-files.queue.js';
-import { insertCustomer, insertMessage, insertWorkflowExecution } from '../factories/executions.js';
+import { insertCustomer, insertMessage, insertStep, insertWorkflowExecution } from '../factories/executions.js';
 import { createWorkflow } from '../factories/workflows.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
@@ -147,12 +147,85 @@ describe('analytics reports and exports', () => {
     const wmRows = rowsOf(parseCsv((await download(wm.download_url)).body.toString('utf8')));
     expect(Object.keys(wmRows[0])).toEqual([
       'workflow_id', 'workflow_name', 'date', 'total_executions', 'successful_executions', 'failed_executions', 'success_rate', 'average_duration_ms',
-      'total_messages_sent', 'total_messages_received',
+      'total_messages_sent', 'total_messages_received', 'unique_customers', 'customer_satisfaction',
     ]);
     expect(wmRows.find((r) => r.workflow_id === wf && r.date === '2026-10-02')).toMatchObject({
-      total_executions: '3', successful_executions: '2', failed_executions: '1', average_duration_ms: '150', total_messages_sent: '1', total_messages_received: '1',
+      total_executions: '3', successful_executions: '2', failed_executions: '1', average_duration_ms: '150', total_messages_sent: '1', total_messages_received: '1', unique_customers: '2', customer_satisfaction: '',
     });
     expect(Number(wmRows.find((r) => r.workflow_id === wf && r.date === '2026-10-02')?.success_rate)).toBeCloseTo(2 / 3, 10);
+  });
+
+  it('workflow_metrics carries unique_customers and customer_satisfaction per UTC day, as the workflow analytics and reports count them, per channel too', async () => {
+    const survey = (await createWorkflow(t, org, {
+      name: 'Survey',
+      configuration: {
+        nodes: [
+          { id: 'ask', type: 'form', fields: [{ name: 'score', type: 'rating', required: false, label: 'Rate us 1-5' }], next: 'bye' },
+          { id: 'bye', type: 'message', content: 'Thanks!' },
+        ],
+      },
+    })).id;
+    const at = (d: number, h: number, m = 0) => new Date(Date.UTC(2026, 10, d, h, m)).toISOString(); // November 2026
+    const run = async (startedAt: string, channel: string | null, customerRef: string | null, score?: number, status: 'success' | 'failed' = 'success') => {
+      const id = await insertWorkflowExecution(ds, { organizationId: org.id, workflowId: survey, status, startedAt, durationMs: 10, customerRef, channel });
+      if (score !== undefined || status === 'success') {
+        await insertStep(ds, id, { nodeId: 'ask', type: 'form', startedAt, durationMs: 5, output: { answers: score === undefined ? {} : { score } } });
+      }
+    };
+    // Nov 10: c1 twice on whatsapp (ratings 4 and 2), c2 on instagram (5), c3 on instagram (failed, no answer).
+    await run(at(10, 10), 'whatsapp', 'c1', 4);
+    await run(at(10, 11), 'whatsapp', 'c1', 2);
+    await run(at(10, 12), 'instagram', 'c2', 5);
+    await run(at(10, 13), 'instagram', 'c3', undefined, 'failed');
+    // Nov 11: c2 on whatsapp (form without a rating), on instagram at 23:30 UTC (3), and an execution with no channel or customer.
+    await run(at(11, 9), 'whatsapp', 'c2');
+    await run(at(11, 23, 30), 'instagram', 'c2', 3);
+    await run(at(11, 10), null, null);
+
+    const period = { start_date: '2026-11-10', end_date: '2026-11-11' };
+    /** The export's rows as [date, total_executions, unique_customers, customer_satisfaction], numbers (null for no rating). */
+    const exported = async (format: 'csv' | 'json', channels?: string[]) => {
+      const res = await t.http.post('/v1/analytics/export').set(org.auth('read_write'))
+        .send({ data_type: 'workflow_metrics', format, ...period, filters: { workflow_ids: [survey], ...(channels ? { channels } : {}) } });
+      expect(res.status).toBe(202);
+      const done = await finished('exports', res.body.data.export_id);
+      expect(done.status).toBe('completed');
+      const text = (await download(done.download_url)).body.toString('utf8');
+      const rows: Record<string, unknown>[] = format === 'csv' ? rowsOf(parseCsv(text)) : text.trimEnd().split('\n').map((l: string) => JSON.parse(l));
+      if (format === 'csv') expect(parseCsv(text)[0].slice(-3)).toEqual(['total_messages_received', 'unique_customers', 'customer_satisfaction']);
+      else expect(Object.keys(rows[0]).slice(-3)).toEqual(['total_messages_received', 'unique_customers', 'customer_satisfaction']);
+      const num = (v: unknown) => (v === null || v === '' ? null : Number(v));
+      return rows.map((r) => [r.date, num(r.total_executions), num(r.unique_customers), num(r.customer_satisfaction)]);
+    };
+
+    const all = [['2026-11-10', 4, 3, 11 / 3], ['2026-11-11', 3, 1, 3]];
+    expect(await exported('csv')).toEqual(all);
+    expect(await exported('json')).toEqual(all);
+    // The same figures as the workflow analytics of each day.
+    for (const [date, , customers, satisfaction] of all) {
+      const res = await t.http.get(`/v1/analytics/workflows/${survey}`).query({ start_date: date, end_date: date }).set(org.auth('read_only'));
+      expect(res.status).toBe(200);
+      expect([res.body.data.metrics.unique_customers, res.body.data.metrics.customer_satisfaction]).toEqual([customers, satisfaction]);
+    }
+
+    const whatsapp = [['2026-11-10', 2, 1, 3], ['2026-11-11', 1, 1, null]];
+    const instagram = [['2026-11-10', 2, 2, 5], ['2026-11-11', 1, 1, 3]];
+    expect(await exported('csv', ['whatsapp'])).toEqual(whatsapp);
+    expect(await exported('json', ['whatsapp'])).toEqual(whatsapp);
+    expect(await exported('json', ['instagram'])).toEqual(instagram);
+    expect(await exported('csv', ['whatsapp', 'instagram'])).toEqual([['2026-11-10', 4, 3, 11 / 3], ['2026-11-11', 2, 1, 3]]);
+    // The same figures as a report per channel and day.
+    const report = await t.http.post('/v1/analytics/reports').set(org.auth('read_write')).send({
+      name: 'Survey', format: 'json', granularity: 'day', group_by: ['channel'], metrics: ['total_executions', 'unique_customers', 'customer_satisfaction'],
+      filters: { ...period, workflow_ids: [survey] },
+    });
+    expect(report.status).toBe(201);
+    const rep = await finished('reports', report.body.data.report_id);
+    const json = JSON.parse((await download(rep.download_url)).body.toString('utf8'));
+    const perChannel = (channel: string) => json.rows.filter((r: { channel: string }) => r.channel === channel)
+      .map((r: Record<string, unknown>) => [String(r.bucket).slice(0, 10), r.total_executions, r.unique_customers, r.customer_satisfaction]);
+    expect(perChannel('whatsapp')).toEqual(whatsapp);
+    expect(perChannel('instagram')).toEqual(instagram);
   });
 
   it('generates a CSV report whose figures equal the recorded rows, with every bucket present', async () => {

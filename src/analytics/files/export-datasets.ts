@@ -1,3 +1,5 @@
+import { distinctCustomers, meanRating } from '../analytics-sql.js';
+
 /**
  * What each export `data_type` holds and the one statement that streams it. Every statement starts
  * from the organization's own parent rows (workflows, triggers, customers, webhooks) through their
@@ -25,39 +27,71 @@ export interface ExportDataset {
   /** Whether the filters apply (a filter that does not is refused rather than ignored). */
   workflowFilter: boolean;
   channelFilter: boolean;
+  /**
+   * Planned with enable_seqscan off (SET LOCAL in the file's transaction). The planner estimates a
+   * parent's rows from the table's statistics, not from that parent: where one workflow holds most
+   * rows it expects every workflow to hold them all, and scans the whole table once per parent.
+   */
+  indexReadsOnly?: true;
   sql: string;
 }
 
 const wf = (column: string) => `($4::uuid[] IS NULL OR ${column} = ANY ($4::uuid[]))`;
 const ch = (column: string) => `($5::text[] IS NULL OR ${column} = ANY ($5::text[]))`;
+/** workflow_metrics' period: the whole UTC days of `$2..$3`. */
+const DAYS_FROM = `date_trunc('day', $2::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
+const DAYS_TO = `(date_trunc('day', $3::timestamptz AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC'`;
 
 export const EXPORT_DATASETS: Readonly<Record<ExportDataType, ExportDataset>> = {
   workflow_metrics: {
     description:
-      'One row per workflow and UTC day with executions: counts by status, success rate, mean duration, messages sent and received ' +
-      '(from the hourly rollups; the period is widened to whole UTC days)',
+      'One row per workflow and UTC day with executions or messages: counts by status, success rate, mean duration, messages sent and received ' +
+      '(from the hourly rollups), distinct customers of the executions started that day and the mean of their form ratings (null without one), ' +
+      'as the workflow analytics and reports compute them; the period is widened to whole UTC days',
     // The names of the workflow analytics and of report columns.
     columns: [
       'workflow_id', 'workflow_name', 'date', 'total_executions', 'successful_executions', 'failed_executions', 'success_rate', 'average_duration_ms',
-      'total_messages_sent', 'total_messages_received',
+      'total_messages_sent', 'total_messages_received', 'unique_customers', 'customer_satisfaction',
     ],
     metadata: [],
     workflowFilter: true,
     channelFilter: true,
+    indexReadsOnly: true,
+    // Per workflow, each source is read once for the whole period through its (workflow_id, time)
+    // index and grouped by UTC day, then the three are joined by day: the rollup days decide which
+    // rows exist; customers and ratings (as in report-data.ts: an execution counts on the UTC day it
+    // started, in its channel or 'unknown') are 0 / null where a day has none. The executions'
+    // bounds are row comparisons on (workflow_id, started_at), which only that index serves (with
+    // `workflow_id = w.id` the planner took the (organization_id, started_at) index, reading every
+    // organization's executions of the period: docs/PERFORMANCE.md).
     sql: `
       SELECT w.id AS workflow_id, w.name AS workflow_name, to_char(d.day, 'YYYY-MM-DD') AS date, d.executions AS total_executions,
              d.successful AS successful_executions, d.failed AS failed_executions, d.successful::float8 / NULLIF(d.successful + d.failed, 0) AS success_rate,
              round(d.duration_sum::numeric / NULLIF(d.successful + d.failed, 0))::int AS average_duration_ms, d.messages_sent AS total_messages_sent,
-             d.messages_received AS total_messages_received
+             d.messages_received AS total_messages_received, d.unique_customers, d.customer_satisfaction
         FROM workflows w
         CROSS JOIN LATERAL (
-          SELECT date_trunc('day', h.hour AT TIME ZONE 'UTC') AS day, sum(h.executions)::bigint AS executions, sum(h.successful)::bigint AS successful,
-                 sum(h.failed)::bigint AS failed, sum(h.duration_sum)::bigint AS duration_sum,
-                 sum(h.messages_sent)::bigint AS messages_sent, sum(h.messages_received)::bigint AS messages_received
-            FROM workflow_execution_hours h
-           WHERE h.workflow_id = w.id AND h.hour >= date_trunc('day', $2::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-             AND h.hour < (date_trunc('day', $3::timestamptz AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC' AND ${ch('h.channel')}
-           GROUP BY 1 HAVING sum(h.executions) <> 0 OR sum(h.messages_sent) <> 0 OR sum(h.messages_received) <> 0
+          SELECT h.*, COALESCE(c.unique_customers, 0) AS unique_customers, r.customer_satisfaction
+            FROM (
+              SELECT date_trunc('day', h.hour AT TIME ZONE 'UTC') AS day, sum(h.executions)::bigint AS executions, sum(h.successful)::bigint AS successful,
+                     sum(h.failed)::bigint AS failed, sum(h.duration_sum)::bigint AS duration_sum,
+                     sum(h.messages_sent)::bigint AS messages_sent, sum(h.messages_received)::bigint AS messages_received
+                FROM workflow_execution_hours h
+               WHERE h.workflow_id = w.id AND h.hour >= ${DAYS_FROM} AND h.hour < ${DAYS_TO} AND ${ch('h.channel')}
+               GROUP BY 1 HAVING sum(h.executions) <> 0 OR sum(h.messages_sent) <> 0 OR sum(h.messages_received) <> 0
+            ) h
+            LEFT JOIN (
+              SELECT date_trunc('day', e.started_at AT TIME ZONE 'UTC') AS day, ${distinctCustomers('e.customer_ref')} AS unique_customers
+                FROM workflow_executions e
+               WHERE (e.workflow_id, e.started_at) >= (w.id, ${DAYS_FROM}) AND (e.workflow_id, e.started_at) < (w.id, ${DAYS_TO}) AND ${ch(`COALESCE(e.channel, 'unknown')`)}
+               GROUP BY 1
+            ) c ON c.day = h.day
+            LEFT JOIN (
+              SELECT date_trunc('day', a.started_at AT TIME ZONE 'UTC') AS day, ${meanRating('a.rating_sum', 'a.ratings')} AS customer_satisfaction
+                FROM execution_answers a
+               WHERE a.workflow_id = w.id AND a.started_at >= ${DAYS_FROM} AND a.started_at < ${DAYS_TO} AND ${ch(`COALESCE(a.channel, 'unknown')`)}
+               GROUP BY 1
+            ) r ON r.day = h.day
         ) d
        WHERE w.organization_id = $1 AND ${wf('w.id')}
        ORDER BY w.created_at, w.id, d.day`,

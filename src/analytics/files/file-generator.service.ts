@@ -101,6 +101,7 @@ export class FileGenerator {
       '{' + columns.map((c, i) => keys[i] + (row[c] === null || row[c] === undefined ? 'null' : json[i] ? row[c] : JSON.stringify(row[c]))).join(',') + '}\n';
     const values = [file.organization_id, request.start, request.end, request.workflow_ids, request.channels];
     let count = 0;
+    if (dataset.indexReadsOnly) await client.query('SET LOCAL enable_seqscan = off');
     if (file.format === 'csv') await write(sink, csvRecord(columns));
     for await (const batch of this.cursor(client, dataset.sql, values)) {
       let text = '';

@@ -1,4 +1,4 @@
-import { distinctCustomers } from '../analytics-sql.js';
+import { distinctCustomers, meanRating } from '../analytics-sql.js';
 
 /**
  * The rows of a report: workflow metrics per time bucket, from the hourly rollups (migration
@@ -111,7 +111,7 @@ export function reportSql(groupBy: readonly ReportGroup[], metrics: readonly Rep
      WHERE w.organization_id = $1 AND ($5::uuid[] IS NULL OR w.id = ANY ($5::uuid[]))
      GROUP BY 1${groupNumbers}`;
   const satisfaction = `
-    SELECT ${rowKeys('r')}, (sum(r.rating_sum) / NULLIF(sum(r.ratings), 0))::float8 AS customer_satisfaction
+    SELECT ${rowKeys('r')}, ${meanRating('r.rating_sum', 'r.ratings')} AS customer_satisfaction
       FROM execution_answers r
      WHERE r.organization_id = $1 AND r.started_at >= $2 AND r.started_at < $3 AND ($5::uuid[] IS NULL OR r.workflow_id = ANY ($5::uuid[]))
      GROUP BY 1${groupNumbers}`;
