@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import * as oauth from 'oauth4webapi';
 import { DataSource } from 'typeorm';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { UsersService } from '../../src/auth/users/users.service.js';
 import { createTrigger } from '../factories/triggers.js';
 import { createWorkflow } from '../factories/workflows.js';
@@ -512,8 +512,9 @@ describe('OAuth 2.0 authorization server', () => {
     });
 
     it('limits sign-in attempts per source IP', async () => {
-      // Its own Redis prefix, so that this file's other sign-ins from 127.0.0.1 do not count.
-      const strict = await listen({ OAUTH_LOGIN_ATTEMPTS_PER_IP: '2', REDIS_KEY_PREFIX: `oauth-ip-${Date.now()}` });
+      // A Redis prefix of its own inside the file's, so that this file's other sign-ins from 127.0.0.1 do
+      // not count, and the file's clean-up removes its keys.
+      const strict = await listen({ OAUTH_LOGIN_ATTEMPTS_PER_IP: '2', REDIS_KEY_PREFIX: `${inject('redisKeyPrefix')}:oauth-ip` });
       try {
         const page = await getPage(strict.base, base());
         const statuses: number[] = [];
