@@ -26,6 +26,7 @@ import { RunningByWorkflow1769700000000 } from './1769700000000-RunningByWorkflo
 import { EngagementDaySets1769800000000 } from './1769800000000-EngagementDaySets.js';
 import { ServiceKeys1769910000000 } from './1769910000000-ServiceKeys.js';
 import { OAuthClientSecretMethods1769950000000 } from './1769950000000-OAuthClientSecretMethods.js';
+import { RollupFolding1770000000000 } from './1770000000000-RollupFolding.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -54,4 +55,5 @@ export const MIGRATIONS = [
   EngagementDaySets1769800000000,
   ServiceKeys1769910000000,
   OAuthClientSecretMethods1769950000000,
+  RollupFolding1770000000000,
 ];

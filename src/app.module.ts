@@ -29,6 +29,7 @@ import { RateLimitGuard } from './rate-limits/rate-limit.guard.js';
 import { EarlyAnswerLimits } from './rate-limits/early-answer-limits.js';
 import { RateLimitsModule } from './rate-limits/rate-limits.module.js';
 import { RedisModule } from './redis/redis.module.js';
+import { RollupsWorkerModule } from './rollups/rollups.module.js';
 import { WebhooksModule, WebhooksWorkerModule } from './webhooks/webhooks.module.js';
 import { WorkflowsModule } from './workflows/workflows.module.js';
 
@@ -39,7 +40,7 @@ export class AppModule {
    * module to `workerModules`, loaded only when APP_ROLE is worker or all.
    */
   static forRoot(config: AppConfig): DynamicModule {
-    const workerModules = [ExecutionsWorkerModule, TriggersWorkerModule, WebhooksWorkerModule, AnalyticsFilesWorkerModule];
+    const workerModules = [ExecutionsWorkerModule, TriggersWorkerModule, WebhooksWorkerModule, AnalyticsFilesWorkerModule, RollupsWorkerModule];
     return {
       module: AppModule,
       imports: [

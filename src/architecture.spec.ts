@@ -27,8 +27,8 @@ const where = (file: string) => relative(SRC, file);
 
 /**
  * Tables without an entity: created by migrations and kept by their row triggers. The execution
- * rollups are the executions module's (kept by triggers on its rows; the execution-metrics module
- * reads them), the customer sketches the execution-metrics module's (it alone folds and reads
+ * rollups are the executions module's (folded from the change logs, which the rollups module owns;
+ * the execution-metrics module reads them), the customer sketches the execution-metrics module's (it alone folds and reads
  * them); the analytics rollups and the report and export files are analytics'.
  */
 const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
@@ -53,6 +53,8 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   analytics_files: 'analytics',
   analytics_file_chunks: 'analytics',
   service_keys: 'common',
+  workflow_execution_changes: 'rollups',
+  trigger_execution_changes: 'rollups',
 };
 
 /**

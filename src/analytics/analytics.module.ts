@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ExecutionMetricsModule } from '../execution-metrics/execution-metrics.module.js';
 import { HealthModule } from '../health/health.module.js';
+import { RollupsModule } from '../rollups/rollups.module.js';
 import { WorkflowsModule } from '../workflows/workflows.module.js';
 import { AnalyticsController } from './analytics.controller.js';
 import { AnalyticsService } from './analytics.service.js';
@@ -11,9 +12,10 @@ import { RealtimeRepository } from './realtime.repository.js';
 import { WorkflowAnalyticsRepository } from './workflow-analytics.repository.js';
 
 @Module({
-  imports: [WorkflowsModule, HealthModule, ExecutionMetricsModule],
+  imports: [WorkflowsModule, HealthModule, ExecutionMetricsModule, RollupsModule],
   controllers: [AnalyticsController],
   providers: [AnalyticsService, WorkflowAnalyticsRepository, PerformanceRepository, EngagementRepository, JourneysRepository, RealtimeRepository],
-  exports: [AnalyticsService],
+  // RollupsModule: the file generator catches the rollups up before its snapshot.
+  exports: [AnalyticsService, RollupsModule],
 })
 export class AnalyticsModule {}

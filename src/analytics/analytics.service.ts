@@ -1,5 +1,6 @@
 import type { Granularity } from '../common/date-range.js';
 import { ExecutionMetricsService } from '../execution-metrics/execution-metrics.service.js';
+import { RollupFolder } from '../rollups/rollup-folder.js';
 import { Injectable } from '@nestjs/common';
 import { isUuid } from '../common/ids/uuid.js';
 import { HealthService } from '../health/health.service.js';
@@ -116,6 +117,7 @@ export class AnalyticsService {
     private readonly health: HealthService,
     private readonly redis: RedisService,
     private readonly executionMetrics: ExecutionMetricsService,
+    private readonly rollups: RollupFolder,
   ) {}
 
   /** An IANA zone known to both PostgreSQL and Intl, canonically spelled; 400 INVALID_REQUEST (timezone) otherwise. */
@@ -140,6 +142,7 @@ export class AnalyticsService {
     const timezone = await this.timezone(query.timezone);
     const workflow = await this.workflows.getOwned(org, workflowId);
     const p = resolveAnalyticsPeriod(query, timezone, now, true);
+    await this.rollups.catchUp();
     const selected = selectMetrics(query.metrics);
     const middle = halfway(p);
     const split = wholeHourOffsets(p.timezone, p.start, p.end) ? hourSplit(p.start, p.end) : rawOnly(p);
@@ -209,6 +212,7 @@ export class AnalyticsService {
     const timezone = await this.timezone(query.timezone);
     const workflow = await this.workflows.getOwned(org, workflowId);
     const p = resolveAnalyticsPeriod(query, timezone, now, false);
+    await this.rollups.catchUp();
     const [{ row, channels }, nodes] = await Promise.all([
       this.performanceFigures.performance(org, workflow.id, p.start, p.end, p.timezone, wholeHourOffsets(p.timezone, p.start, p.end)),
       query.include_nodes ? this.performanceFigures.nodes(org, workflow.id, p.start, p.end) : undefined,
@@ -378,6 +382,7 @@ export class AnalyticsService {
 
   async workflowList(org: string, query: WorkflowListQuery, now = new Date()) {
     const p = await this.period(query, now);
+    await this.rollups.catchUp();
     const rows = await this.workflowAnalytics.workflowList(org, p.start, p.end, query.sort_by ?? 'executions', query.order ?? 'desc', query.limit, query.offset);
     const total = rows[0]?.total ?? (query.page > 1 ? await this.workflowAnalytics.countWorkflows(org) : 0);
     const items: WorkflowSummaryAnalytics[] = rows.map((r) => ({

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { RollupsModule } from '../rollups/rollups.module.js';
 import { WorkflowsModule } from '../workflows/workflows.module.js';
 import { ExecutionMetricsRepository } from './execution-metrics.repository.js';
 import { ExecutionMetricsService } from './execution-metrics.service.js';
@@ -9,7 +10,7 @@ import { ExecutionMetricsService } from './execution-metrics.service.js';
  * executions and triggers controllers), read from the hourly rollups and the customer sketches.
  */
 @Module({
-  imports: [WorkflowsModule],
+  imports: [WorkflowsModule, RollupsModule],
   providers: [ExecutionMetricsRepository, ExecutionMetricsService],
   exports: [ExecutionMetricsService],
 })

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { resolvePeriod, type Period } from '../common/date-range.js';
+import { RollupFolder } from '../rollups/rollup-folder.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import type { MetricsQuery } from './dto/metrics.query.js';
 import type {
@@ -35,7 +36,8 @@ function bucket(row: SummaryRow & { date: Date }): TriggerMetricsBucket {
 
 /**
  * Execution metrics of one workflow or trigger over a period, per `granularity` bucket. Ownership
- * is checked first, then the period. Triggers arrive owned (TriggersService.getOwned, called by the
+ * is checked first, then the period; the rollups are caught up with the change log before they
+ * are read (RollupFolder). Triggers arrive owned (TriggersService.getOwned, called by the
  * triggers module, which depends on this one).
  */
 @Injectable()
@@ -43,11 +45,13 @@ export class ExecutionMetricsService {
   constructor(
     private readonly repository: ExecutionMetricsRepository,
     private readonly workflows: WorkflowsService,
+    private readonly rollups: RollupFolder,
   ) {}
 
   async forWorkflow(organizationId: string, workflowId: string, query: MetricsQuery, now = new Date()): Promise<WorkflowMetricsResponse> {
     const workflow = await this.workflows.getOwned(organizationId, workflowId);
     const period = resolvePeriod(query, now);
+    await this.rollups.catchUp();
     const summary = await this.repository.workflow(organizationId, workflow.id, period);
     return {
       workflow_id: workflow.id,
@@ -72,12 +76,14 @@ export class ExecutionMetricsService {
    * HyperLogLog estimate (0.81% standard error) beyond. For analytics, which buckets in UTC alike.
    */
   async workflowCustomers(organizationId: string, workflowId: string, period: Period): Promise<{ total: number; buckets: { date: Date; unique_customers: number }[] }> {
+    await this.rollups.catchUp();
     const summary = await this.repository.workflow(organizationId, workflowId, period);
     return { total: summary.totals.unique_customers, buckets: summary.buckets.map((b) => ({ date: b.date, unique_customers: b.unique_customers })) };
   }
 
   async forTrigger(organizationId: string, triggerId: string, query: MetricsQuery, now = new Date()): Promise<TriggerMetricsResponse> {
     const period = resolvePeriod(query, now);
+    await this.rollups.catchUp();
     const summary = await this.repository.trigger(organizationId, triggerId, period);
     return { trigger_id: triggerId, period: periodOf(period), metrics: totals(summary), daily_metrics: summary.buckets.map(bucket) };
   }

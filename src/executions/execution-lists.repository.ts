@@ -4,6 +4,7 @@ import type { DataSource } from 'typeorm';
 import type { OptionalDateRange } from '../common/date-range.js';
 import type { Cursor } from '../common/pagination/cursor.js';
 import { SqlStatement } from '../database/sql-statement.js';
+import { RollupFolder } from '../rollups/rollup-folder.js';
 import type { ExecutionStatus, WorkflowExecution } from './entities/workflow-execution.entity.js';
 import type { TriggerExecution } from './entities/trigger-execution.entity.js';
 
@@ -225,7 +226,10 @@ export const EXECUTION_LIST_STATEMENTS = { workflow: WORKFLOW_STATEMENTS, trigge
  */
 @Injectable()
 export class ExecutionListsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly rollups: RollupFolder,
+  ) {}
 
   workflowPage(organizationId: string, workflowId: string, filter: ExecutionListFilter, start: PageStart, limit: number, knownTotal: number | null) {
     return this.page(WORKFLOW_STATEMENTS, organizationId, workflowId, filter, start, limit, knownTotal) as Promise<
@@ -245,8 +249,8 @@ export class ExecutionListsRepository {
    * offset are stepped over, ids only. The deepest page (the middle) reads half of the parent's
    * rollup rows instead of half a million index entries. With a date filter, an offset past the
    * middle of the list is read from its other end through the index (ascending, offset
-   * `total - offset - limit`, then reversed). The rollups change in the transactions of the rows
-   * they count, so the page is the one `page` names, as exactly as an offset page under
+   * `total - offset - limit`, then reversed). The rollups are caught up with the change log first
+   * (RollupFolder), so the page is the one `page` names, as exactly as an offset page under
    * concurrent inserts can be.
    */
   private async page(
@@ -262,6 +266,7 @@ export class ExecutionListsRepository {
     const undated = !filter.range.start && !filter.range.end;
     if (!start.after && undated && (start.offset >= SKIP_FROM_OFFSET || knownTotal === null)) {
       // The rollups also give the total of a status the parent has no counter for (a trigger's).
+      await this.rollups.catchUp();
       const status = filter.status ?? 'all';
       const total = knownTotal ?? Number((await statements.rollupTotal(status).run(this.dataSource, [parentId]))[0]?.total ?? 0);
       const offset = start.offset;

@@ -3,6 +3,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ExecutionMetricsModule } from '../execution-metrics/execution-metrics.module.js';
 import { KnowledgeBasesModule } from '../knowledge-bases/knowledge-bases.module.js';
+import { RollupsModule } from '../rollups/rollups.module.js';
 import { WorkflowsModule } from '../workflows/workflows.module.js';
 import { CHANNEL_ADAPTERS, type ChannelAdapters } from './channels/channel-adapter.js';
 import { StoringChannelAdapter } from './channels/storing-channel.adapter.js';
@@ -32,6 +33,8 @@ import { WorkflowExecutionsController } from './workflow-executions.controller.j
     KnowledgeBasesModule,
     // GET /v1/workflows/{id}/metrics lives in this module's workflow controller; its figures come from there.
     ExecutionMetricsModule,
+    // Deep pages and a trigger's status totals read the execution rollups.
+    RollupsModule,
   ],
   controllers: [WorkflowExecutionsController],
   providers: [

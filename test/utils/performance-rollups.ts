@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { expect } from 'vitest';
+import { foldRollups } from './rollups.js';
 
 /**
  * The performance rollups of an organization (migration PerformanceRollups) row by row against its
@@ -7,6 +8,7 @@ import { expect } from 'vitest';
  * failed ones per workflow, UTC day and error code. Rows left at zero by deletions are ignored.
  */
 export async function expectPerformanceRollupsMatchRows(ds: DataSource, organizationId: string): Promise<void> {
+  await foldRollups(ds);
   const sorted = (sql: string) => ds.query(`${sql} ORDER BY 1, 2, 3`, [organizationId]);
   expect(await sorted(`SELECT workflow_id, day, bucket, executions FROM workflow_duration_days WHERE organization_id = $1 AND executions <> 0`)).toEqual(
     await sorted(

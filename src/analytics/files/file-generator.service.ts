@@ -9,6 +9,7 @@ import type { DataSource } from 'typeorm';
 import { ChunkSink } from './chunk-sink.js';
 import { csvRecord } from './csv.js';
 import { EXPORT_DATASETS, type ExportDataType } from './export-datasets.js';
+import { RollupFolder } from '../../rollups/rollup-folder.js';
 import { FilesRepository, type AnalyticsFileRow } from './files.repository.js';
 import { writePdfReport } from './pdf-report.js';
 import { reportColumns, reportMetric, REPORT_METRICS, reportSql, type ReportGroup, type ReportMetric, type ReportRow } from './report-data.js';
@@ -51,6 +52,7 @@ export class FileGenerator {
   constructor(
     @InjectDataSource() private readonly ds: DataSource,
     private readonly files: FilesRepository,
+    private readonly rollups: RollupFolder,
   ) {}
 
   /** Returns false when there is nothing to do (unknown file, or no longer running). */
@@ -58,6 +60,8 @@ export class FileGenerator {
     const file = await this.files.findById(fileId);
     if (!file || file.status !== 'running') return false;
     await this.files.clearChunks(fileId);
+    // Every execution committed before the file was asked for is in the rollups the snapshot reads.
+    await this.rollups.catchUp();
     const sink = new ChunkSink(this.files, fileId);
     const runner = this.ds.createQueryRunner();
     const client = (await runner.connect()) as PoolClient;

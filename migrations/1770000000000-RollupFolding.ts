@@ -1,0 +1,281 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * The execution and trigger-execution rollups leave the write path (docs/DECISIONS.md, "Rollups
+ * folded off the write path"). Before, every statement that wrote `workflow_executions` or
+ * `trigger_executions` ran three statement triggers that upserted, row by row of the rollup keys,
+ * into nine tables (hours, days and customer hours of both; duration days and months and error
+ * days), locking the rows every execution of a workflow shares.
+ *
+ * Now each such statement appends its signed rows (+1 per new row, -1 per old one, and an update
+ * only for rows whose counted columns changed) to a change log, `workflow_execution_changes` or
+ * `trigger_execution_changes`: one insert, no lookup, no shared row. `rollups_fold(max_rows)` folds
+ * the oldest logged rows into the rollups with one grouped upsert per table and deletes them, in one
+ * transaction (a fold that dies counts nothing; one that runs again finds only what is left), under
+ * a transaction-level advisory lock (one folder at a time, so rows are folded in the order they were
+ * logged and a customer set never sees a -1 before its +1). Rows of a workflow or trigger deleted
+ * since are dropped: its rollup rows went with it.
+ *
+ * The workers fold continuously; a reader of these rollups first folds what is left, so figures are
+ * exact at every moment. The functions of the old triggers stay, for `down`.
+ */
+
+const WORKFLOW_COUNTED = (r: string) =>
+  `(${r}.workflow_id, ${r}.organization_id, ${r}.started_at, ${r}.channel, ${r}.status, ${r}.duration_ms, ${r}.customer_ref, ${r}.error->>'code')`;
+const TRIGGER_COUNTED = (r: string) =>
+  `(${r}.trigger_id, ${r}.organization_id, ${r}.workflow_id, ${r}.triggered_at, ${r}.input->>'channel', ${r}.status, ${r}.duration_ms, ${r}.input->>'customer_id')`;
+
+interface Log {
+  source: string;
+  table: string;
+  fn: string;
+  columns: string;
+  /** The logged values of a transition-table row `r`, in `columns` order. */
+  values: (r: string) => string;
+  counted: (r: string) => string;
+  oldTriggers: string[];
+  oldFunctions: string[];
+}
+
+const LOGS: Log[] = [
+  {
+    source: 'workflow_executions',
+    table: 'workflow_execution_changes',
+    fn: 'workflow_execution_changes_log',
+    columns: 'sign, workflow_id, organization_id, started_at, channel, status, duration_ms, customer_ref, error_code',
+    values: (r) => `${r}.workflow_id, ${r}.organization_id, ${r}.started_at, ${r}.channel, ${r}.status, ${r}.duration_ms, ${r}.customer_ref, ${r}.error->>'code'`,
+    counted: WORKFLOW_COUNTED,
+    oldTriggers: ['workflow_executions_rollup', 'workflow_executions_rollup_performance'],
+    oldFunctions: ['workflow_execution_hours_maintain', 'workflow_duration_days_maintain'],
+  },
+  {
+    source: 'trigger_executions',
+    table: 'trigger_execution_changes',
+    fn: 'trigger_execution_changes_log',
+    columns: 'sign, trigger_id, organization_id, workflow_id, triggered_at, channel, status, duration_ms, customer',
+    values: (r) =>
+      `${r}.trigger_id, ${r}.organization_id, ${r}.workflow_id, ${r}.triggered_at, ${r}.input->>'channel', ${r}.status, ${r}.duration_ms, ${r}.input->>'customer_id'`,
+    counted: TRIGGER_COUNTED,
+    oldTriggers: ['trigger_executions_rollup'],
+    oldFunctions: ['trigger_execution_hours_maintain'],
+  },
+];
+
+const LOG_TABLES = [
+  `CREATE TABLE workflow_execution_changes (
+     seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     sign smallint NOT NULL,
+     workflow_id uuid NOT NULL,
+     organization_id uuid NOT NULL,
+     started_at timestamptz NOT NULL,
+     channel varchar(32),
+     status varchar(16) NOT NULL,
+     duration_ms int,
+     customer_ref varchar(200),
+     error_code text
+   )`,
+  `CREATE TABLE trigger_execution_changes (
+     seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     sign smallint NOT NULL,
+     trigger_id uuid NOT NULL,
+     organization_id uuid NOT NULL,
+     workflow_id uuid NOT NULL,
+     triggered_at timestamptz NOT NULL,
+     channel text,
+     status varchar(16) NOT NULL,
+     duration_ms int,
+     customer text
+   )`,
+];
+
+function logFunction(l: Log): string {
+  return `
+    CREATE FUNCTION ${l.fn}() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $fn$
+    BEGIN
+      IF TG_OP = 'INSERT' THEN
+        INSERT INTO ${l.table} (${l.columns}) SELECT 1, ${l.values('n')} FROM new_rows n;
+      ELSIF TG_OP = 'UPDATE' THEN
+        INSERT INTO ${l.table} (${l.columns})
+        SELECT -1, ${l.values('o')} FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE ${l.counted('o')} IS DISTINCT FROM ${l.counted('n')}
+        UNION ALL
+        SELECT 1, ${l.values('n')} FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE ${l.counted('o')} IS DISTINCT FROM ${l.counted('n')};
+      ELSE
+        INSERT INTO ${l.table} (${l.columns}) SELECT -1, ${l.values('o')} FROM old_rows o;
+      END IF;
+      RETURN NULL;
+    END
+    $fn$`;
+}
+
+const triggerStatements = (table: string, prefix: string, fn: string) => [
+  `CREATE TRIGGER ${prefix}_insert AFTER INSERT ON ${table} REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn}()`,
+  `CREATE TRIGGER ${prefix}_update AFTER UPDATE ON ${table} REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn}()`,
+  `CREATE TRIGGER ${prefix}_delete AFTER DELETE ON ${table} REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn}()`,
+];
+
+/** The duration histogram's cells (bounds of migration ExecutionRollups, frozen here). */
+const HISTOGRAM_BOUNDS_MS = [100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 1800000, 3600000, 86400000];
+const HISTOGRAM = `ARRAY[${Array.from(
+  { length: HISTOGRAM_BOUNDS_MS.length + 1 },
+  (_, i) =>
+    `COALESCE(sum(sign) FILTER (WHERE status <> 'running' AND width_bucket(duration_ms, ARRAY[${HISTOGRAM_BOUNDS_MS.join(', ')}]) = ${i}), 0)::int`,
+).join(', ')}]`;
+const ZERO_HISTOGRAM = `ARRAY_FILL(0, ARRAY[${HISTOGRAM_BOUNDS_MS.length + 1}])`;
+const CHECKSUM = `COALESCE(sum(sign * (hashtextextended(customer, 0) & 2147483647)) FILTER (WHERE customer IS NOT NULL), 0)::bigint`;
+const COUNTED = ['executions', 'successful', 'failed', 'duration_sum', 'customer_checksum'];
+
+/**
+ * The count upserts of one kind of rollup from the live rows `d(seq, sign, parent, organization_id,
+ * workflow_id, at, channel, status, duration_ms, customer)`, one per grain, in key order.
+ */
+function countUpserts(parent: 'workflow_id' | 'trigger_id', hours: string, withWorkflow: boolean): string[] {
+  return (['hour', 'day'] as const).map((unit) => {
+    const table = unit === 'hour' ? hours : hours.replace('_hours', '_days');
+    const extra = withWorkflow ? ', workflow_id' : '';
+    const cols = `${parent}, organization_id${extra}, ${unit}, channel, ${COUNTED.join(', ')}, duration_histogram`;
+    return `${unit}s_${parent} AS (
+      INSERT INTO ${table} AS h (${cols})
+      SELECT * FROM (
+        SELECT parent, (array_agg(organization_id ORDER BY seq DESC))[1]${withWorkflow ? ', (array_agg(workflow_id ORDER BY seq DESC))[1]' : ''},
+               date_trunc('${unit}', at, 'UTC'), COALESCE(channel, 'unknown'),
+               sum(sign)::int,
+               COALESCE(sum(sign) FILTER (WHERE status = 'success'), 0)::int,
+               COALESCE(sum(sign) FILTER (WHERE status = 'failed'), 0)::int,
+               COALESCE(sum(sign * duration_ms::bigint) FILTER (WHERE status <> 'running'), 0)::bigint,
+               ${CHECKSUM},
+               ${HISTOGRAM}
+          FROM d GROUP BY parent, date_trunc('${unit}', at, 'UTC'), COALESCE(channel, 'unknown')
+      ) g(${cols})
+       WHERE executions <> 0 OR successful <> 0 OR failed <> 0 OR duration_sum <> 0 OR customer_checksum <> 0 OR duration_histogram <> ${ZERO_HISTOGRAM}
+       ORDER BY ${parent}, ${unit}, channel
+      ON CONFLICT (${parent}, ${unit}, channel) DO UPDATE
+         SET ${COUNTED.map((c) => `${c} = h.${c} + EXCLUDED.${c}`).join(', ')},
+             duration_histogram = rollup_histogram_add(h.duration_histogram, EXCLUDED.duration_histogram)
+    )`;
+  });
+}
+
+/** The customer sets' upsert; returns the rows left without executions, which the caller prunes. */
+const customerUpsert = (parent: string, table: string) => `customers AS (
+  INSERT INTO ${table} AS c (${parent}, hour, customer, executions)
+  SELECT parent, date_trunc('hour', at, 'UTC'), customer, sum(sign)::int FROM d WHERE customer IS NOT NULL
+   GROUP BY parent, date_trunc('hour', at, 'UTC'), customer HAVING sum(sign) <> 0 ORDER BY 1, 2, 3
+  ON CONFLICT (${parent}, hour, customer) DO UPDATE SET executions = c.executions + EXCLUDED.executions
+  RETURNING c.${parent} AS parent, c.hour, c.customer, c.executions
+)`;
+
+/** The performance rollups (migration PerformanceRollups) from the finished rows of `d`. */
+const PERFORMANCE_UPSERTS = `
+  durations AS MATERIALIZED (
+    SELECT parent AS workflow_id, (array_agg(organization_id ORDER BY seq DESC))[1] AS organization_id, date_trunc('day', at, 'UTC') AS day,
+           duration_bucket(duration_ms) AS bucket, sum(sign)::int AS n
+      FROM d WHERE status <> 'running' AND duration_ms IS NOT NULL
+     GROUP BY parent, date_trunc('day', at, 'UTC'), duration_bucket(duration_ms) HAVING sum(sign) <> 0
+  ), duration_days AS (
+    INSERT INTO workflow_duration_days AS h (workflow_id, day, bucket, organization_id, executions)
+    SELECT workflow_id, day, bucket, organization_id, n FROM durations ORDER BY workflow_id, day, bucket
+    ON CONFLICT (workflow_id, day, bucket) DO UPDATE SET executions = h.executions + EXCLUDED.executions
+  ), duration_months AS (
+    INSERT INTO workflow_duration_months AS h (workflow_id, month, bucket, organization_id, executions)
+    SELECT workflow_id, date_trunc('month', day, 'UTC'), bucket, (array_agg(organization_id))[1], sum(n)::int FROM durations
+     GROUP BY workflow_id, date_trunc('month', day, 'UTC'), bucket HAVING sum(n) <> 0 ORDER BY 1, 2, 3
+    ON CONFLICT (workflow_id, month, bucket) DO UPDATE SET executions = h.executions + EXCLUDED.executions
+  ), error_days AS (
+    INSERT INTO workflow_error_days AS h (workflow_id, day, code, organization_id, failed)
+    SELECT parent, date_trunc('day', at, 'UTC'), COALESCE(error_code, 'UNKNOWN'), (array_agg(organization_id ORDER BY seq DESC))[1], sum(sign)::int
+      FROM d WHERE status = 'failed'
+     GROUP BY parent, date_trunc('day', at, 'UTC'), COALESCE(error_code, 'UNKNOWN') HAVING sum(sign) <> 0 ORDER BY 1, 2, 3
+    ON CONFLICT (workflow_id, day, code) DO UPDATE SET failed = h.failed + EXCLUDED.failed
+  )`;
+
+/** One log's fold: take the oldest rows, drop those of deleted parents, upsert every rollup, return the count and the emptied customer rows. */
+function foldStatement(kind: 'workflow' | 'trigger'): string {
+  const workflow = kind === 'workflow';
+  const log = workflow ? 'workflow_execution_changes' : 'trigger_execution_changes';
+  const parent = workflow ? 'workflow_id' : 'trigger_id';
+  const parents = workflow ? 'workflows' : 'triggers';
+  const columns = workflow
+    ? `seq, sign, workflow_id AS parent, organization_id, workflow_id, started_at AS at, channel, status, duration_ms, customer_ref AS customer, error_code`
+    : `seq, sign, trigger_id AS parent, organization_id, workflow_id, triggered_at AS at, channel, status, duration_ms, customer, NULL::text AS error_code`;
+  const parts = [
+    `taken AS MATERIALIZED (
+       DELETE FROM ${log} l WHERE l.seq IN (SELECT seq FROM ${log} ORDER BY seq LIMIT p_max_rows)
+       RETURNING ${columns}
+     )`,
+    `d AS MATERIALIZED (SELECT t.* FROM taken t WHERE EXISTS (SELECT 1 FROM ${parents} p WHERE p.id = t.parent))`,
+    ...countUpserts(parent, workflow ? 'workflow_execution_hours' : 'trigger_execution_hours', !workflow),
+    customerUpsert(parent, workflow ? 'workflow_customer_hours' : 'trigger_customer_hours'),
+    ...(workflow ? [PERFORMANCE_UPSERTS] : []),
+  ];
+  return `
+    WITH ${parts.join(',\n')}
+    SELECT (SELECT count(*) FROM taken)::int,
+           COALESCE((SELECT array_agg(parent) FROM customers WHERE executions <= 0), '{}'),
+           COALESCE((SELECT array_agg(hour) FROM customers WHERE executions <= 0), '{}'),
+           COALESCE((SELECT array_agg(customer) FROM customers WHERE executions <= 0), '{}')
+      INTO v_taken, v_parents, v_hours, v_customers;
+    IF cardinality(v_parents) > 0 THEN
+      -- A set holds the customers with at least one execution in the hour.
+      DELETE FROM ${workflow ? 'workflow_customer_hours' : 'trigger_customer_hours'} c
+       USING unnest(v_parents, v_hours, v_customers) AS e(parent, hour, customer)
+       WHERE c.${parent} = e.parent AND c.hour = e.hour AND c.customer = e.customer AND c.executions <= 0;
+    END IF;
+    v_folded := v_folded + v_taken;`;
+}
+
+/** The advisory lock that makes folders take turns (a constant: 'rollups_fold' as a 64-bit key). */
+export const FOLD_LOCK = 7_206_917_431_220_513_001n;
+
+const FOLD_FUNCTION = `
+  CREATE FUNCTION rollups_fold(p_max_rows int) RETURNS int LANGUAGE plpgsql SET enable_seqscan = off AS $fn$
+  DECLARE
+    v_folded int := 0;
+    v_taken int;
+    v_parents uuid[];
+    v_hours timestamptz[];
+    v_customers text[];
+  BEGIN
+    -- Nothing logged: no lock, two index probes.
+    IF NOT EXISTS (SELECT 1 FROM workflow_execution_changes) AND NOT EXISTS (SELECT 1 FROM trigger_execution_changes) THEN
+      RETURN 0;
+    END IF;
+    PERFORM pg_advisory_xact_lock(${FOLD_LOCK});
+    ${foldStatement('workflow')}
+    ${foldStatement('trigger')}
+    RETURN v_folded;
+  END
+  $fn$`;
+
+export class RollupFolding1770000000000 implements MigrationInterface {
+  name = 'RollupFolding1770000000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    // No write between dropping the old triggers and creating the log's.
+    await q.query(`LOCK TABLE workflow_executions, trigger_executions IN SHARE MODE`);
+    for (const sql of LOG_TABLES) await q.query(sql);
+    for (const l of LOGS) {
+      // A queue: rows live for about a second. Vacuum it often so that its index stays small.
+      await q.query(`ALTER TABLE ${l.table} SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 5000, autovacuum_vacuum_insert_threshold = 5000)`);
+      for (const prefix of l.oldTriggers) for (const op of ['insert', 'update', 'delete']) await q.query(`DROP TRIGGER ${prefix}_${op} ON ${l.source}`);
+      await q.query(logFunction(l));
+      // The same names as before (`…_rollup_insert` etc.): what disables or measures the rollup triggers still finds them.
+      for (const sql of triggerStatements(l.source, `${l.source}_rollup`, l.fn)) await q.query(sql);
+    }
+    await q.query(FOLD_FUNCTION);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`LOCK TABLE workflow_executions, trigger_executions IN SHARE MODE`);
+    // Fold what is logged, then give the rollups back to the old triggers.
+    await q.query(`DO $$ BEGIN WHILE rollups_fold(100000) > 0 LOOP END LOOP; END $$`);
+    await q.query(`DROP FUNCTION rollups_fold(int)`);
+    for (const l of LOGS) {
+      for (const op of ['insert', 'update', 'delete']) await q.query(`DROP TRIGGER ${l.source}_rollup_${op} ON ${l.source}`);
+      await q.query(`DROP FUNCTION ${l.fn}()`);
+      for (const [i, prefix] of l.oldTriggers.entries()) {
+        for (const sql of triggerStatements(l.source, prefix, l.oldFunctions[i])) await q.query(sql);
+      }
+      await q.query(`DROP TABLE ${l.table}`);
+    }
+  }
+}
