@@ -27,6 +27,7 @@ import { EngagementDaySets1769800000000 } from './1769800000000-EngagementDaySet
 import { ServiceKeys1769910000000 } from './1769910000000-ServiceKeys.js';
 import { OAuthClientSecretMethods1769950000000 } from './1769950000000-OAuthClientSecretMethods.js';
 import { RollupFolding1770000000000 } from './1770000000000-RollupFolding.js';
+import { OutboxPolled1770100000000 } from './1770100000000-OutboxPolled.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -56,4 +57,5 @@ export const MIGRATIONS = [
   ServiceKeys1769910000000,
   OAuthClientSecretMethods1769950000000,
   RollupFolding1770000000000,
+  OutboxPolled1770100000000,
 ];

@@ -2,17 +2,17 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
-import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { deliveriesCreated, outboxRelayed } from './webhooks.metrics.js';
 import { deliverJobOptions, WEBHOOKS_QUEUE, WebhookJobs } from './webhooks.queue.js';
 
 const BATCH = 1000;
-/** Signals this close together share one relay run (one transaction instead of one each). */
-const RELAY_COALESCE_MS = 100;
-/** Safety net besides NOTIFY (a missed notification, a listener reconnecting). */
-const POLL_MS = 5_000;
+/**
+ * How often the relay looks for new events. Not notified: a NOTIFY in the writing transactions
+ * made every one of them take the same lock at commit (migration OutboxPolled).
+ */
+export const RELAY_POLL_MS = 100;
 const SWEEP_MS = 15_000;
 /** A pending delivery overdue this long has lost its job (relay died between commit and enqueue, Redis lost it). */
 const ORPHAN_AFTER = '30 seconds';
@@ -27,7 +27,7 @@ const RETENTION_EVERY_MS = 3_600_000;
  * delivery (job id = delivery id). A relay that dies between the commit and the enqueue loses
  * nothing: the sweep re-enqueues pending deliveries that are overdue.
  *
- * Woken by NOTIFY from a statement trigger on outbox_events, with a slow poll as a safety net.
+ * Runs every RELAY_POLL_MS (an empty look is one index probe), and at once again after a full batch.
  */
 const RELAY_SQL = `
   WITH batch AS (
@@ -52,7 +52,6 @@ const RELAY_SQL = `
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(OutboxRelay.name);
-  private listener?: pg.Client;
   private timers: NodeJS.Timeout[] = [];
   private running = false;
   private again = false;
@@ -66,8 +65,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   ) {}
 
   onApplicationBootstrap(): void {
-    void this.listen();
-    this.timers.push(setInterval(() => this.wake(), POLL_MS));
+    this.timers.push(setInterval(() => this.wake(), RELAY_POLL_MS));
     this.timers.push(setInterval(() => void this.sweep().catch((e: Error) => this.logger.warn(`Sweep failed: ${e.message}`)), SWEEP_MS));
     this.timers.push(setInterval(() => void this.purge().catch((e: Error) => this.logger.warn(`Outbox purge failed: ${e.message}`)), RETENTION_EVERY_MS));
     for (const t of this.timers) t.unref();
@@ -80,16 +78,10 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
     if (this.pending) clearTimeout(this.pending);
-    await this.listener?.end().catch(() => undefined);
     while (this.running) await new Promise((r) => setTimeout(r, 20));
   }
 
-  /**
-   * Runs the relay shortly, or once more shortly after the current run. Signals arriving within
-   * RELAY_COALESCE_MS of each other share one run: every writing statement of the engine sends
-   * one, and a transaction per signal cost more than the deliveries' own work (measured: ~3 ms of
-   * machine CPU per execution with a run per signal).
-   */
+  /** Runs the relay now, or once more right after the current run. */
   wake(): void {
     if (this.stopped) return;
     if (this.running) {
@@ -100,7 +92,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.pending = setTimeout(() => {
       this.pending = undefined;
       this.run();
-    }, RELAY_COALESCE_MS);
+    }, 0);
     this.pending.unref();
   }
 
@@ -114,7 +106,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
           // a full batch: more may be waiting
         }
       } catch (error) {
-        this.logger.warn(`Relay failed (retried on the next signal or poll): ${(error as Error).message}`);
+        this.logger.warn(`Relay failed (retried on the next poll): ${(error as Error).message}`);
       } finally {
         this.running = false;
         if (this.again) this.wake();
@@ -163,28 +155,6 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       )) as [unknown, number];
       total += count;
       if (count < 10000 || this.stopped) return total;
-    }
-  }
-
-  private async listen(): Promise<void> {
-    if (this.stopped) return;
-    const client = new pg.Client({ connectionString: this.config.databaseUrl });
-    client.on('notification', () => this.wake());
-    client.on('error', (error: Error) => {
-      this.logger.warn(`Outbox listener lost (${error.message}); reconnecting`);
-      this.listener = undefined;
-      setTimeout(() => void this.listen(), 2000).unref();
-    });
-    try {
-      await client.connect();
-      await client.query('LISTEN outbox_events');
-      this.listener = client;
-      // Events written while not listening are picked up now.
-      this.wake();
-    } catch (error) {
-      this.logger.warn(`Outbox listener could not start (${(error as Error).message}); polling meanwhile`);
-      await client.end().catch(() => undefined);
-      setTimeout(() => void this.listen(), 2000).unref();
     }
   }
 }
