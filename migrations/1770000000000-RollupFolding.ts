@@ -1,20 +1,25 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The execution and trigger-execution rollups leave the write path (docs/DECISIONS.md, "Rollups
- * folded off the write path"). Before, every statement that wrote `workflow_executions` or
- * `trigger_executions` ran three statement triggers that upserted, row by row of the rollup keys,
- * into nine tables (hours, days and customer hours of both; duration days and months and error
- * days), locking the rows every execution of a workflow shares.
+ * The rollups kept from executions, firings and messages leave the write path (docs/DECISIONS.md,
+ * "Rollups folded off the write path"). Before, every statement that wrote `workflow_executions`,
+ * `trigger_executions` or `messages` ran statement triggers that upserted, row by row of the rollup
+ * keys, into a dozen tables (hours, days and customer hours of executions and firings; duration
+ * days and months and error days; the message counts of the hours and days; the customers'
+ * 30-minute sessions and first channels), locking the rows every execution of a workflow shares.
  *
  * Now each such statement appends its signed rows (+1 per new row, -1 per old one, and an update
- * only for rows whose counted columns changed) to a change log, `workflow_execution_changes` or
- * `trigger_execution_changes`: one insert, no lookup, no shared row. `rollups_fold(max_rows)` folds
- * the oldest logged rows into the rollups with one grouped upsert per table and deletes them, in one
- * transaction (a fold that dies counts nothing; one that runs again finds only what is left), under
- * a transaction-level advisory lock (one folder at a time, so rows are folded in the order they were
- * logged and a customer set never sees a -1 before its +1). Rows of a workflow or trigger deleted
- * since are dropped: its rollup rows went with it.
+ * only for rows whose counted columns changed) to a change log: `workflow_execution_changes`,
+ * `trigger_execution_changes` or `message_changes` (a message's execution, hour and channel are
+ * resolved when it is logged, as the old trigger did). One insert, no shared row.
+ * `rollups_fold(max_rows)` folds the oldest logged rows into the rollups with one grouped upsert per
+ * table and deletes them, in one transaction (a fold that dies counts nothing; one that runs again
+ * finds only what is left), under a transaction-level advisory lock (one folder at a time, so rows
+ * are folded in the order they were logged and a customer set never sees a -1 before its +1). Rows
+ * of a workflow or trigger deleted since are dropped: its rollup rows went with it. Sessions are
+ * not summed: the sessions of each customer and channel a batch touched, around the touched times,
+ * are built again from the messages themselves (the old trigger's path for out-of-order rows),
+ * which gives the same sessions whatever the order or the number of folds.
  *
  * The workers fold continuously; a reader of these rollups first folds what is left, so figures are
  * exact at every moment. The functions of the old triggers stay, for `down`.
@@ -86,6 +91,20 @@ const LOG_TABLES = [
      duration_ms int,
      customer text
    )`,
+  // A message's side of the rollups: its customer, channel and time (sessions) and, when it belongs to an execution,
+  // that execution's workflow, organization, start and channel as they were when it was logged (message counts).
+  `CREATE TABLE message_changes (
+     seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     sign smallint NOT NULL,
+     customer_id uuid,
+     channel varchar(32),
+     created_at timestamptz,
+     direction varchar(8),
+     workflow_id uuid,
+     organization_id uuid,
+     started_at timestamptz,
+     execution_channel varchar(32)
+   )`,
 ];
 
 function logFunction(l: Log): string {
@@ -107,11 +126,58 @@ function logFunction(l: Log): string {
     $fn$`;
 }
 
+const OPS = ['insert', 'update', 'delete'];
+const LOG_TABLE_NAMES = ['workflow_execution_changes', 'trigger_execution_changes', 'message_changes'];
+
 const triggerStatements = (table: string, prefix: string, fn: string) => [
   `CREATE TRIGGER ${prefix}_insert AFTER INSERT ON ${table} REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn}()`,
   `CREATE TRIGGER ${prefix}_update AFTER UPDATE ON ${table} REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn}()`,
   `CREATE TRIGGER ${prefix}_delete AFTER DELETE ON ${table} REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn}()`,
 ];
+
+/** A message row `m` as logged: its session side, and its execution's (by primary key) when it has one. */
+const MESSAGE_VALUES = (m: string) => `${m}.customer_id, ${m}.channel, ${m}.created_at, ${m}.direction, e.workflow_id, e.organization_id, e.started_at, e.channel`;
+const MESSAGE_EXECUTION = (m: string) =>
+  `LEFT JOIN LATERAL (SELECT x.workflow_id, x.organization_id, x.started_at, x.channel FROM workflow_executions x WHERE x.id = ${m}.execution_id) e ON true`;
+/** The columns whose change moves a message between sessions or between executions' counts. */
+const MESSAGE_COUNTED = (m: string) => `(${m}.customer_id, ${m}.channel, ${m}.created_at, ${m}.execution_id, ${m}.direction)`;
+const MESSAGE_COLUMNS = 'sign, customer_id, channel, created_at, direction, workflow_id, organization_id, started_at, execution_channel';
+
+const MESSAGE_LOG_FUNCTION = `
+  CREATE FUNCTION message_changes_log() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $fn$
+  BEGIN
+    IF TG_OP = 'INSERT' THEN
+      INSERT INTO message_changes (${MESSAGE_COLUMNS}) SELECT 1, ${MESSAGE_VALUES('m')} FROM new_rows m ${MESSAGE_EXECUTION('m')};
+    ELSIF TG_OP = 'UPDATE' THEN
+      -- The engine marks inbound messages consumed once per run commit: that update stops at this check.
+      IF NOT EXISTS (SELECT 1 FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE ${MESSAGE_COUNTED('o')} IS DISTINCT FROM ${MESSAGE_COUNTED('n')}) THEN
+        RETURN NULL;
+      END IF;
+      INSERT INTO message_changes (${MESSAGE_COLUMNS})
+      SELECT -1, ${MESSAGE_VALUES('m')} FROM old_rows m JOIN new_rows n ON n.id = m.id ${MESSAGE_EXECUTION('m')}
+       WHERE ${MESSAGE_COUNTED('m')} IS DISTINCT FROM ${MESSAGE_COUNTED('n')}
+      UNION ALL
+      SELECT 1, ${MESSAGE_VALUES('m')} FROM new_rows m JOIN old_rows o ON o.id = m.id ${MESSAGE_EXECUTION('m')}
+       WHERE ${MESSAGE_COUNTED('o')} IS DISTINCT FROM ${MESSAGE_COUNTED('m')};
+    ELSE
+      INSERT INTO message_changes (${MESSAGE_COLUMNS}) SELECT -1, ${MESSAGE_VALUES('m')} FROM old_rows m ${MESSAGE_EXECUTION('m')};
+    END IF;
+    RETURN NULL;
+  END
+  $fn$`;
+
+/**
+ * A deleted execution's messages leave its counts (before the deletion sets their execution_id to
+ * null, which then finds no execution): row-level, as the function it replaces.
+ */
+const FORGET_MESSAGES_FUNCTION = `
+  CREATE FUNCTION message_changes_forget_execution() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $fn$
+  BEGIN
+    INSERT INTO message_changes (sign, direction, workflow_id, organization_id, started_at, execution_channel)
+    SELECT -1, m.direction, OLD.workflow_id, OLD.organization_id, OLD.started_at, OLD.channel FROM messages m WHERE m.execution_id = OLD.id;
+    RETURN NULL;
+  END
+  $fn$`;
 
 /** The duration histogram's cells (bounds of migration ExecutionRollups, frozen here). */
 const HISTOGRAM_BOUNDS_MS = [100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 1800000, 3600000, 86400000];
@@ -223,6 +289,92 @@ function foldStatement(kind: 'workflow' | 'trigger'): string {
     v_folded := v_folded + v_taken;`;
 }
 
+/** The message counts of the hours and days, from the logged messages of live workflows. */
+function messageCountUpserts(): string {
+  const write = (unit: 'hour' | 'day') => {
+    const table = unit === 'hour' ? 'workflow_execution_hours' : 'workflow_execution_days';
+    return `${unit}s AS (
+      INSERT INTO ${table} AS h (workflow_id, organization_id, ${unit}, channel, messages_sent, messages_received)
+      SELECT workflow_id, (array_agg(organization_id ORDER BY seq DESC))[1], date_trunc('${unit}', started_at, 'UTC'), COALESCE(execution_channel, 'unknown'),
+             COALESCE(sum(sign) FILTER (WHERE direction = 'outbound'), 0)::int, COALESCE(sum(sign) FILTER (WHERE direction = 'inbound'), 0)::int
+        FROM counted GROUP BY workflow_id, date_trunc('${unit}', started_at, 'UTC'), COALESCE(execution_channel, 'unknown')
+       HAVING COALESCE(sum(sign) FILTER (WHERE direction = 'outbound'), 0) <> 0 OR COALESCE(sum(sign) FILTER (WHERE direction = 'inbound'), 0) <> 0
+       ORDER BY 1, 3, 4
+      ON CONFLICT (workflow_id, ${unit}, channel) DO UPDATE
+         SET messages_sent = h.messages_sent + EXCLUDED.messages_sent, messages_received = h.messages_received + EXCLUDED.messages_received
+    )`;
+  };
+  return `
+    WITH taken AS MATERIALIZED (
+      DELETE FROM message_changes l WHERE l.seq IN (SELECT seq FROM message_changes ORDER BY seq LIMIT p_max_rows)
+      RETURNING l.*
+    ), counted AS MATERIALIZED (
+      SELECT t.* FROM taken t WHERE t.workflow_id IS NOT NULL AND EXISTS (SELECT 1 FROM workflows w WHERE w.id = t.workflow_id)
+    ), ${write('hour')}, ${write('day')}, touched AS (
+      SELECT customer_id, channel, min(created_at) AS lo, max(created_at) AS hi FROM taken WHERE customer_id IS NOT NULL GROUP BY customer_id, channel
+    )
+    SELECT (SELECT count(*) FROM taken)::int,
+           COALESCE((SELECT array_agg(customer_id ORDER BY customer_id, channel) FROM touched), '{}'),
+           COALESCE((SELECT array_agg(channel ORDER BY customer_id, channel) FROM touched), '{}'),
+           COALESCE((SELECT array_agg(lo ORDER BY customer_id, channel) FROM touched), '{}'),
+           COALESCE((SELECT array_agg(hi ORDER BY customer_id, channel) FROM touched), '{}')
+      INTO v_taken, v_session_customers, v_session_channels, v_session_lo, v_session_hi;
+    v_folded := v_folded + v_taken;`;
+}
+
+/**
+ * The touched customers' sessions around the touched times, built again from their messages
+ * (migration EngagementRollups' path for rows that do not extend the last session), then their
+ * first session per channel.
+ */
+const SESSIONS_REBUILD = `
+  IF cardinality(v_session_customers) > 0 THEN
+    WITH k AS (
+      SELECT * FROM unnest(v_session_customers, v_session_channels, v_session_lo, v_session_hi) AS k(customer_id, channel, lo, hi)
+    ), gone AS (
+      DELETE FROM customer_sessions s
+       WHERE s.ctid = ANY (ARRAY(
+         SELECT x.ctid FROM k CROSS JOIN LATERAL (
+           SELECT ss.ctid FROM customer_sessions ss
+            WHERE ss.customer_id = k.customer_id AND ss.channel = k.channel AND ss.ended_at > k.lo - interval '30 minutes' AND ss.started_at < k.hi + interval '30 minutes') x))
+      RETURNING s.customer_id, s.channel, s.started_at, s.ended_at
+    ), r AS (
+      SELECT k.customer_id, k.channel, LEAST(k.lo, min(g.started_at)) AS lo, GREATEST(k.hi, max(g.ended_at)) AS hi
+        FROM k LEFT JOIN gone g ON g.customer_id = k.customer_id AND g.channel = k.channel
+       GROUP BY k.customer_id, k.channel, k.lo, k.hi
+    ), m AS (
+      SELECT msg.organization_id, r.customer_id, r.channel, msg.created_at,
+             CASE WHEN msg.created_at - lag(msg.created_at) OVER (PARTITION BY r.customer_id, r.channel ORDER BY msg.created_at) < interval '30 minutes'
+                  THEN 0 ELSE 1 END AS starts
+        FROM r CROSS JOIN LATERAL (
+          SELECT mm.organization_id, mm.created_at FROM messages mm
+           WHERE mm.customer_id = r.customer_id AND mm.created_at >= r.lo AND mm.created_at <= r.hi AND mm.channel = r.channel) msg
+    ), n AS (
+      SELECT m.*, sum(starts) OVER (PARTITION BY customer_id, channel ORDER BY created_at ROWS UNBOUNDED PRECEDING) AS session FROM m
+    )
+    INSERT INTO customer_sessions (customer_id, channel, organization_id, started_at, ended_at, messages)
+    SELECT customer_id, channel, organization_id, min(created_at), max(created_at), count(*)::int
+      FROM n GROUP BY customer_id, channel, organization_id, session
+     ORDER BY customer_id, channel, max(created_at);
+
+    WITH p AS (
+      SELECT DISTINCT customer_id, channel FROM unnest(v_session_customers, v_session_channels) AS p(customer_id, channel)
+    ), f AS (
+      SELECT p.customer_id, p.channel, x.organization_id, x.started_at AS first_at
+        FROM p CROSS JOIN LATERAL (
+          SELECT s.organization_id, s.started_at FROM customer_sessions s
+           WHERE s.customer_id = p.customer_id AND s.channel = p.channel ORDER BY s.ended_at LIMIT 1) x
+    ), gone AS (
+      DELETE FROM customer_channels cc
+       WHERE cc.ctid = ANY (ARRAY(
+         SELECT x.ctid FROM p CROSS JOIN LATERAL (SELECT c2.ctid FROM customer_channels c2 WHERE c2.customer_id = p.customer_id AND c2.channel = p.channel) x
+          WHERE NOT EXISTS (SELECT 1 FROM f WHERE f.customer_id = p.customer_id AND f.channel = p.channel)))
+    )
+    INSERT INTO customer_channels AS cc (customer_id, channel, organization_id, first_at)
+    SELECT customer_id, channel, organization_id, first_at FROM f ORDER BY customer_id, channel
+    ON CONFLICT (customer_id, channel) DO UPDATE SET first_at = EXCLUDED.first_at WHERE cc.first_at IS DISTINCT FROM EXCLUDED.first_at;
+  END IF;`;
+
 /** The advisory lock that makes folders take turns (a constant: 'rollups_fold' as a 64-bit key). */
 export const FOLD_LOCK = 7_206_917_431_220_513_001n;
 
@@ -234,14 +386,21 @@ const FOLD_FUNCTION = `
     v_parents uuid[];
     v_hours timestamptz[];
     v_customers text[];
+    v_session_customers uuid[];
+    v_session_channels text[];
+    v_session_lo timestamptz[];
+    v_session_hi timestamptz[];
   BEGIN
     -- Nothing logged: no lock, two index probes.
-    IF NOT EXISTS (SELECT 1 FROM workflow_execution_changes) AND NOT EXISTS (SELECT 1 FROM trigger_execution_changes) THEN
+    IF NOT EXISTS (SELECT 1 FROM workflow_execution_changes) AND NOT EXISTS (SELECT 1 FROM trigger_execution_changes)
+       AND NOT EXISTS (SELECT 1 FROM message_changes) THEN
       RETURN 0;
     END IF;
     PERFORM pg_advisory_xact_lock(${FOLD_LOCK});
     ${foldStatement('workflow')}
     ${foldStatement('trigger')}
+    ${messageCountUpserts()}
+    ${SESSIONS_REBUILD}
     RETURN v_folded;
   END
   $fn$`;
@@ -251,31 +410,48 @@ export class RollupFolding1770000000000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     // No write between dropping the old triggers and creating the log's.
-    await q.query(`LOCK TABLE workflow_executions, trigger_executions IN SHARE MODE`);
+    await q.query(`LOCK TABLE workflow_executions, trigger_executions, messages IN SHARE MODE`);
     for (const sql of LOG_TABLES) await q.query(sql);
-    for (const l of LOGS) {
+    for (const table of LOG_TABLE_NAMES) {
       // A queue: rows live for about a second. Vacuum it often so that its index stays small.
-      await q.query(`ALTER TABLE ${l.table} SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 5000, autovacuum_vacuum_insert_threshold = 5000)`);
-      for (const prefix of l.oldTriggers) for (const op of ['insert', 'update', 'delete']) await q.query(`DROP TRIGGER ${prefix}_${op} ON ${l.source}`);
+      await q.query(`ALTER TABLE ${table} SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 5000, autovacuum_vacuum_insert_threshold = 5000)`);
+    }
+    for (const l of LOGS) {
+      for (const prefix of l.oldTriggers) for (const op of OPS) await q.query(`DROP TRIGGER ${prefix}_${op} ON ${l.source}`);
       await q.query(logFunction(l));
       // The same names as before (`…_rollup_insert` etc.): what disables or measures the rollup triggers still finds them.
       for (const sql of triggerStatements(l.source, `${l.source}_rollup`, l.fn)) await q.query(sql);
     }
+    for (const prefix of ['messages_rollup', 'messages_sessions']) for (const op of OPS) await q.query(`DROP TRIGGER ${prefix}_${op} ON messages`);
+    await q.query(MESSAGE_LOG_FUNCTION);
+    for (const sql of triggerStatements('messages', 'messages_rollup', 'message_changes_log')) await q.query(sql);
+    await q.query(`DROP TRIGGER "A_workflow_executions_rollup_forget_messages" ON workflow_executions`);
+    await q.query(FORGET_MESSAGES_FUNCTION);
+    await q.query(`CREATE TRIGGER "A_workflow_executions_rollup_forget_messages" AFTER DELETE ON workflow_executions
+                   FOR EACH ROW EXECUTE FUNCTION message_changes_forget_execution()`);
     await q.query(FOLD_FUNCTION);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`LOCK TABLE workflow_executions, trigger_executions IN SHARE MODE`);
+    await q.query(`LOCK TABLE workflow_executions, trigger_executions, messages IN SHARE MODE`);
     // Fold what is logged, then give the rollups back to the old triggers.
     await q.query(`DO $$ BEGIN WHILE rollups_fold(100000) > 0 LOOP END LOOP; END $$`);
     await q.query(`DROP FUNCTION rollups_fold(int)`);
     for (const l of LOGS) {
-      for (const op of ['insert', 'update', 'delete']) await q.query(`DROP TRIGGER ${l.source}_rollup_${op} ON ${l.source}`);
+      for (const op of OPS) await q.query(`DROP TRIGGER ${l.source}_rollup_${op} ON ${l.source}`);
       await q.query(`DROP FUNCTION ${l.fn}()`);
       for (const [i, prefix] of l.oldTriggers.entries()) {
         for (const sql of triggerStatements(l.source, prefix, l.oldFunctions[i])) await q.query(sql);
       }
-      await q.query(`DROP TABLE ${l.table}`);
     }
+    for (const op of OPS) await q.query(`DROP TRIGGER messages_rollup_${op} ON messages`);
+    await q.query(`DROP FUNCTION message_changes_log()`);
+    for (const sql of triggerStatements('messages', 'messages_rollup', 'workflow_execution_hours_messages')) await q.query(sql);
+    for (const sql of triggerStatements('messages', 'messages_sessions', 'customer_sessions_maintain')) await q.query(sql);
+    await q.query(`DROP TRIGGER "A_workflow_executions_rollup_forget_messages" ON workflow_executions`);
+    await q.query(`DROP FUNCTION message_changes_forget_execution()`);
+    await q.query(`CREATE TRIGGER "A_workflow_executions_rollup_forget_messages" AFTER DELETE ON workflow_executions
+                   FOR EACH ROW EXECUTE FUNCTION workflow_execution_hours_forget_messages()`);
+    for (const table of LOG_TABLE_NAMES) await q.query(`DROP TABLE ${table}`);
   }
 }

@@ -55,6 +55,7 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   service_keys: 'common',
   workflow_execution_changes: 'rollups',
   trigger_execution_changes: 'rollups',
+  message_changes: 'rollups',
 };
 
 /**

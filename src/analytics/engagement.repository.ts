@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { SqlStatement } from '../database/sql-statement.js';
+import { foldRollups } from '../rollups/rollup-folder.js';
 import { meanRating } from './analytics-sql.js';
 import {
   DAY_FACTS,
@@ -298,6 +299,8 @@ export class EngagementRepository {
   async engagement(org: string, start: Date, end: Date, filter: EngagementFilter, middle: Date, raw = false): Promise<EngagementRow[]> {
     const values = [org, start, end, filter.channel, filter.segment, middle];
     if (raw) return ENGAGEMENT_RAW.run(this.dataSource, values);
+    // The sessions and first channels are folded from the messages' change log: everything logged so far first.
+    await foldRollups(this.dataSource);
     if (filter.segment === 'new') return ENGAGEMENT.run(this.dataSource, values);
     const plan = engagementDayPlan(start, end, middle);
     const bounds = planValues(plan);

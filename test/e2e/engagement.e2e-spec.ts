@@ -9,10 +9,12 @@ import { createTrigger } from '../factories/triggers.js';
 import { createWorkflow, SURVEY_FORM } from '../factories/workflows.js';
 import { waitFor } from '../utils/wait-for.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
+import { foldRollups } from '../utils/rollups.js';
 
 /**
- * Customer engagement from its rollups (migration EngagementRollups: customer_sessions kept on
- * every message write, execution_answers on every form step write): sessions per customer and
+ * Customer engagement from its rollups (migration EngagementRollups: customer_sessions, folded
+ * from the messages' change log since migration RollupFolding, so each direct read below folds
+ * first; execution_answers on every form step write): sessions per customer and
  * channel through the real inbound path and direct inserts (out of order, batches, deletes,
  * moves, concurrent transactions), known figures worked out by hand, a non-UTC zone moving a
  * session across the period's edge, and the rollups against the raw rows on seeded data.
@@ -37,6 +39,7 @@ describe('engagement rollups', () => {
 
   /** The rollups' rows equal the raw rows they stand for (an organization's sessions and answer facts). */
   async function expectRollupsMatchRaw(orgId: string) {
+    await foldRollups(ds);
     const norm = (rows: Record<string, unknown>[]) => rows.map((r) => JSON.parse(JSON.stringify(r)));
     for (const kind of ['sessions', 'answers', 'channels'] as const) {
       const [rollup, raw] = await Promise.all([ds.query(ENGAGEMENT_FACTS[kind].rollup, [orgId]), ds.query(ENGAGEMENT_FACTS[kind].raw, [orgId])]);
@@ -45,6 +48,7 @@ describe('engagement rollups', () => {
   }
 
   async function sessionsOf(customerId: string) {
+    await foldRollups(ds);
     const rows: { channel: string; started_at: Date; ended_at: Date; messages: number }[] = await ds.query(
       'SELECT channel, started_at, ended_at, messages FROM customer_sessions WHERE customer_id = $1 ORDER BY started_at, channel',
       [customerId],
@@ -60,6 +64,7 @@ describe('engagement rollups', () => {
       expect(res.status).toBe(202);
     }
     const [inbound] = await ds.query(`SELECT id FROM customers WHERE organization_id = $1 AND external_id = 'in-1'`, [org.id]);
+    await foldRollups(ds);
     const live = await ds.query('SELECT messages FROM customer_sessions WHERE customer_id = $1', [inbound.id]);
     expect(live).toEqual([{ messages: 2 }]);
     const now = (await get(org)).body.data.engagement;
