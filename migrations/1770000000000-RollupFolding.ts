@@ -30,6 +30,18 @@ const WORKFLOW_COUNTED = (r: string) =>
 const TRIGGER_COUNTED = (r: string) =>
   `(${r}.trigger_id, ${r}.organization_id, ${r}.workflow_id, ${r}.triggered_at, ${r}.input->>'channel', ${r}.status, ${r}.duration_ms, ${r}.input->>'customer_id')`;
 
+/** A workflow execution `r`'s outcome (migration JourneyRollups): its UTC day, status, stop node, code, whether it waits. */
+const OUTCOME_VALUES = (r: string) => `${r}.workflow_id, ${r}.organization_id, date_trunc('day', ${r}.started_at, 'UTC'), ${r}.status,
+  (CASE WHEN ${r}.status = 'failed' THEN COALESCE(${r}.error->>'node_id', ${r}.state->>'cursor', '')
+        WHEN ${r}.status = 'running' AND ${r}.waiting THEN COALESCE(${r}.state->>'cursor', '')
+        ELSE '' END),
+  (CASE WHEN ${r}.status = 'failed' THEN COALESCE(${r}.error->>'code', 'UNKNOWN') ELSE '' END),
+  ((${r}.status = 'running' AND ${r}.waiting) OR (${r}.status = 'failed' AND ${r}.error->>'code' IS NOT DISTINCT FROM 'CONVERSATION_TIMEOUT')),
+  ${r}.duration_ms`;
+const OUTCOME_COUNTED = (r: string) =>
+  `(${r}.workflow_id, ${r}.organization_id, ${r}.started_at, ${r}.status, ${r}.waiting, ${r}.error->>'node_id', ${r}.error->>'code', ${r}.state->>'cursor', ${r}.duration_ms)`;
+const STEP_COLUMNS = 'sign, workflow_id, organization_id, day, node_id, type, status, duration_ms';
+
 interface Log {
   source: string;
   table: string;
@@ -38,6 +50,10 @@ interface Log {
   /** The logged values of a transition-table row `r`, in `columns` order. */
   values: (r: string) => string;
   counted: (r: string) => string;
+  /** The new triggers' name prefix (`…_insert`, `…_update`, `…_delete`): the old ones', so what disables or measures them still finds them. */
+  prefix: string;
+  /** More of the update branch, after the logging (checks kept in the same function instead of a trigger of their own). */
+  onUpdate?: string;
   oldTriggers: string[];
   oldFunctions: string[];
 }
@@ -50,8 +66,44 @@ const LOGS: Log[] = [
     columns: 'sign, workflow_id, organization_id, started_at, channel, status, duration_ms, customer_ref, error_code',
     values: (r) => `${r}.workflow_id, ${r}.organization_id, ${r}.started_at, ${r}.channel, ${r}.status, ${r}.duration_ms, ${r}.customer_ref, ${r}.error->>'code'`,
     counted: WORKFLOW_COUNTED,
+    prefix: 'workflow_executions_rollup',
+    // Migration EngagementRollups' execution_answers_executions, which had an update trigger of its own.
+    onUpdate: `
+      ids := ARRAY(
+        SELECT n.id FROM old_rows o JOIN new_rows n ON n.id = o.id
+         WHERE (o.organization_id, o.customer_id, o.channel, o.started_at, o.workflow_id, o.workflow_version)
+               IS DISTINCT FROM (n.organization_id, n.customer_id, n.channel, n.started_at, n.workflow_id, n.workflow_version));
+      IF cardinality(ids) > 0 THEN
+        PERFORM execution_answers_refresh(ids);
+      END IF;`,
     oldTriggers: ['workflow_executions_rollup', 'workflow_executions_rollup_performance'],
     oldFunctions: ['workflow_execution_hours_maintain', 'workflow_duration_days_maintain'],
+  },
+  {
+    source: 'workflow_executions',
+    table: 'workflow_outcome_changes',
+    fn: 'workflow_outcome_changes_log',
+    columns: 'sign, workflow_id, organization_id, day, status, stop_node, code, waits, duration_ms',
+    values: OUTCOME_VALUES,
+    counted: OUTCOME_COUNTED,
+    prefix: 'workflow_executions_journey',
+    // An execution moved to another workflow or day takes its steps' node rows along (as migration JourneyRollups did).
+    onUpdate: `
+      WITH moved AS MATERIALIZED (
+        SELECT o.id, o.workflow_id AS o_wf, o.organization_id AS o_org, date_trunc('day', o.started_at, 'UTC') AS o_day,
+               n.workflow_id AS n_wf, n.organization_id AS n_org, date_trunc('day', n.started_at, 'UTC') AS n_day
+          FROM old_rows o JOIN new_rows n ON n.id = o.id
+         WHERE (o.workflow_id, o.organization_id, date_trunc('day', o.started_at, 'UTC')) IS DISTINCT FROM (n.workflow_id, n.organization_id, date_trunc('day', n.started_at, 'UTC'))
+      ), s AS (
+        SELECT s.node_id, s.type, s.status, s.duration_ms, m.* FROM execution_steps s JOIN moved m ON m.id = s.execution_id
+         WHERE s.execution_id = ANY (ARRAY(SELECT id FROM moved))
+      )
+      INSERT INTO execution_step_changes (${STEP_COLUMNS})
+      SELECT -1, o_wf, o_org, o_day, node_id, type, status, duration_ms FROM s
+      UNION ALL
+      SELECT 1, n_wf, n_org, n_day, node_id, type, status, duration_ms FROM s;`,
+    oldTriggers: ['workflow_executions_journey'],
+    oldFunctions: ['workflow_outcome_days_maintain'],
   },
   {
     source: 'trigger_executions',
@@ -61,6 +113,7 @@ const LOGS: Log[] = [
     values: (r) =>
       `${r}.trigger_id, ${r}.organization_id, ${r}.workflow_id, ${r}.triggered_at, ${r}.input->>'channel', ${r}.status, ${r}.duration_ms, ${r}.input->>'customer_id'`,
     counted: TRIGGER_COUNTED,
+    prefix: 'trigger_executions_rollup',
     oldTriggers: ['trigger_executions_rollup'],
     oldFunctions: ['trigger_execution_hours_maintain'],
   },
@@ -91,6 +144,30 @@ const LOG_TABLES = [
      duration_ms int,
      customer text
    )`,
+  `CREATE TABLE workflow_outcome_changes (
+     seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     sign smallint NOT NULL,
+     workflow_id uuid NOT NULL,
+     organization_id uuid NOT NULL,
+     day timestamptz NOT NULL,
+     status varchar(16) NOT NULL,
+     stop_node text NOT NULL,
+     code text NOT NULL,
+     waits boolean NOT NULL,
+     duration_ms int
+   )`,
+  // A step's side of the node rollups, with its execution's workflow and day as they were when it was logged.
+  `CREATE TABLE execution_step_changes (
+     seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     sign smallint NOT NULL,
+     workflow_id uuid NOT NULL,
+     organization_id uuid NOT NULL,
+     day timestamptz NOT NULL,
+     node_id varchar(64) NOT NULL,
+     type varchar(32) NOT NULL,
+     status varchar(16),
+     duration_ms int
+   )`,
   // A message's side of the rollups: its customer, channel and time (sessions) and, when it belongs to an execution,
   // that execution's workflow, organization, start and channel as they were when it was logged (message counts).
   `CREATE TABLE message_changes (
@@ -110,6 +187,8 @@ const LOG_TABLES = [
 function logFunction(l: Log): string {
   return `
     CREATE FUNCTION ${l.fn}() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $fn$
+    DECLARE
+      ids uuid[];
     BEGIN
       IF TG_OP = 'INSERT' THEN
         INSERT INTO ${l.table} (${l.columns}) SELECT 1, ${l.values('n')} FROM new_rows n;
@@ -118,6 +197,7 @@ function logFunction(l: Log): string {
         SELECT -1, ${l.values('o')} FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE ${l.counted('o')} IS DISTINCT FROM ${l.counted('n')}
         UNION ALL
         SELECT 1, ${l.values('n')} FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE ${l.counted('o')} IS DISTINCT FROM ${l.counted('n')};
+        ${l.onUpdate ?? ''}
       ELSE
         INSERT INTO ${l.table} (${l.columns}) SELECT -1, ${l.values('o')} FROM old_rows o;
       END IF;
@@ -127,13 +207,60 @@ function logFunction(l: Log): string {
 }
 
 const OPS = ['insert', 'update', 'delete'];
-const LOG_TABLE_NAMES = ['workflow_execution_changes', 'trigger_execution_changes', 'message_changes'];
+const LOG_TABLE_NAMES = ['workflow_execution_changes', 'trigger_execution_changes', 'workflow_outcome_changes', 'execution_step_changes', 'message_changes'];
 
 const triggerStatements = (table: string, prefix: string, fn: string) => [
   `CREATE TRIGGER ${prefix}_insert AFTER INSERT ON ${table} REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn}()`,
   `CREATE TRIGGER ${prefix}_update AFTER UPDATE ON ${table} REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn}()`,
   `CREATE TRIGGER ${prefix}_delete AFTER DELETE ON ${table} REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn}()`,
 ];
+
+/** A step row `s` as logged: its execution's (by primary key) workflow, organization and UTC day, its node, type, status and duration. */
+const STEP_VALUES = (s: string) =>
+  `e.workflow_id, e.organization_id, date_trunc('day', e.started_at, 'UTC'), ${s}.node_id, ${s}.type, ${s}.status, ${s}.duration_ms`;
+const STEP_EXECUTION = (s: string) => `JOIN workflow_executions e ON e.id = ANY (ARRAY[${s}.execution_id])`;
+const STEP_COUNTED = (s: string) => `(${s}.execution_id, ${s}.node_id, ${s}.type, ${s}.status, ${s}.duration_ms)`;
+
+/**
+ * The steps' node rows, and (in the same function: one trigger instead of two) the form answers of
+ * the executions whose form steps were written (migration EngagementRollups' execution_answers_steps).
+ */
+const STEP_LOG_FUNCTION = `
+  CREATE FUNCTION execution_step_changes_log() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $fn$
+  DECLARE
+    ids uuid[];
+  BEGIN
+    IF TG_OP = 'INSERT' THEN
+      INSERT INTO execution_step_changes (${STEP_COLUMNS}) SELECT 1, ${STEP_VALUES('s')} FROM new_rows s ${STEP_EXECUTION('s')};
+      ids := ARRAY(SELECT DISTINCT execution_id FROM new_rows WHERE type = 'form');
+    ELSIF TG_OP = 'UPDATE' THEN
+      INSERT INTO execution_step_changes (${STEP_COLUMNS})
+      SELECT -1, ${STEP_VALUES('s')} FROM old_rows s JOIN new_rows n ON n.id = s.id ${STEP_EXECUTION('s')} WHERE ${STEP_COUNTED('s')} IS DISTINCT FROM ${STEP_COUNTED('n')}
+      UNION ALL
+      SELECT 1, ${STEP_VALUES('s')} FROM new_rows s JOIN old_rows o ON o.id = s.id ${STEP_EXECUTION('s')} WHERE ${STEP_COUNTED('o')} IS DISTINCT FROM ${STEP_COUNTED('s')};
+      ids := ARRAY(SELECT execution_id FROM new_rows WHERE type = 'form' UNION SELECT execution_id FROM old_rows WHERE type = 'form');
+    ELSE
+      -- Steps whose execution is gone were logged by execution_step_changes_forget_execution.
+      INSERT INTO execution_step_changes (${STEP_COLUMNS}) SELECT -1, ${STEP_VALUES('s')} FROM old_rows s ${STEP_EXECUTION('s')};
+      ids := ARRAY(SELECT DISTINCT execution_id FROM old_rows WHERE type = 'form');
+    END IF;
+    IF cardinality(ids) > 0 THEN
+      PERFORM execution_answers_refresh(ids);
+    END IF;
+    RETURN NULL;
+  END
+  $fn$`;
+
+/** A deleted execution's steps leave the node rows before the cascade removes them (row-level, as the function it replaces). */
+const FORGET_STEPS_FUNCTION = `
+  CREATE FUNCTION execution_step_changes_forget_execution() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $fn$
+  BEGIN
+    INSERT INTO execution_step_changes (${STEP_COLUMNS})
+    SELECT -1, OLD.workflow_id, OLD.organization_id, date_trunc('day', OLD.started_at, 'UTC'), s.node_id, s.type, s.status, s.duration_ms
+      FROM execution_steps s WHERE s.execution_id = OLD.id;
+    RETURN NULL;
+  END
+  $fn$`;
 
 /** A message row `m` as logged: its session side, and its execution's (by primary key) when it has one. */
 const MESSAGE_VALUES = (m: string) => `${m}.customer_id, ${m}.channel, ${m}.created_at, ${m}.direction, e.workflow_id, e.organization_id, e.started_at, e.channel`;
@@ -289,6 +416,41 @@ function foldStatement(kind: 'workflow' | 'trigger'): string {
     v_folded := v_folded + v_taken;`;
 }
 
+/** The journey rollups (migration JourneyRollups): outcomes per workflow and day, steps per workflow, day, node and type. */
+function journeyUpserts(): string {
+  const fold = (log: string, table: string, key: string[], sums: [string, string][]) => `
+    WITH taken AS MATERIALIZED (
+      DELETE FROM ${log} l WHERE l.seq IN (SELECT seq FROM ${log} ORDER BY seq LIMIT p_max_rows)
+      RETURNING l.*
+    ), live AS (
+      SELECT t.* FROM taken t WHERE EXISTS (SELECT 1 FROM workflows w WHERE w.id = t.workflow_id)
+    ), g AS (
+      SELECT ${key.join(', ')}, (array_agg(organization_id ORDER BY seq DESC))[1] AS organization_id, ${sums.map(([c, e]) => `${e} AS ${c}`).join(', ')}
+        FROM live GROUP BY ${key.join(', ')}
+    ), up AS (
+      INSERT INTO ${table} AS t (${key.join(', ')}, organization_id, ${sums.map(([c]) => c).join(', ')})
+      SELECT ${key.join(', ')}, organization_id, ${sums.map(([c]) => c).join(', ')} FROM g
+       WHERE ${sums.map(([c]) => `${c} <> 0`).join(' OR ')}
+       ORDER BY ${key.join(', ')}
+      ON CONFLICT (${key.join(', ')}) DO UPDATE SET ${sums.map(([c]) => `${c} = t.${c} + EXCLUDED.${c}`).join(', ')}
+    )
+    SELECT count(*)::int FROM taken INTO v_taken;
+    v_folded := v_folded + v_taken;`;
+  return [
+    fold('workflow_outcome_changes', 'workflow_outcome_days', ['workflow_id', 'day', 'status', 'stop_node', 'code', 'waits'], [
+      ['executions', 'sum(sign)::int'],
+      ['duration_sum', 'COALESCE(sum(sign * duration_ms::bigint), 0)::bigint'],
+      ['timed', 'COALESCE(sum(sign) FILTER (WHERE duration_ms IS NOT NULL), 0)::int'],
+    ]),
+    fold('execution_step_changes', 'workflow_node_days', ['workflow_id', 'day', 'node_id', 'type'], [
+      ['steps', 'sum(sign)::int'],
+      ['completed', "COALESCE(sum(sign) FILTER (WHERE status = 'completed'), 0)::int"],
+      ['failed', "COALESCE(sum(sign) FILTER (WHERE status = 'failed'), 0)::int"],
+      ['duration_sum', 'COALESCE(sum(sign * duration_ms::bigint), 0)::bigint'],
+    ]),
+  ].join('\n');
+}
+
 /** The message counts of the hours and days, from the logged messages of live workflows. */
 function messageCountUpserts(): string {
   const write = (unit: 'hour' | 'day') => {
@@ -393,12 +555,14 @@ const FOLD_FUNCTION = `
   BEGIN
     -- Nothing logged: no lock, two index probes.
     IF NOT EXISTS (SELECT 1 FROM workflow_execution_changes) AND NOT EXISTS (SELECT 1 FROM trigger_execution_changes)
+       AND NOT EXISTS (SELECT 1 FROM workflow_outcome_changes) AND NOT EXISTS (SELECT 1 FROM execution_step_changes)
        AND NOT EXISTS (SELECT 1 FROM message_changes) THEN
       RETURN 0;
     END IF;
     PERFORM pg_advisory_xact_lock(${FOLD_LOCK});
     ${foldStatement('workflow')}
     ${foldStatement('trigger')}
+    ${journeyUpserts()}
     ${messageCountUpserts()}
     ${SESSIONS_REBUILD}
     RETURN v_folded;
@@ -410,7 +574,7 @@ export class RollupFolding1770000000000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     // No write between dropping the old triggers and creating the log's.
-    await q.query(`LOCK TABLE workflow_executions, trigger_executions, messages IN SHARE MODE`);
+    await q.query(`LOCK TABLE workflow_executions, trigger_executions, execution_steps, messages IN SHARE MODE`);
     for (const sql of LOG_TABLES) await q.query(sql);
     for (const table of LOG_TABLE_NAMES) {
       // A queue: rows live for about a second. Vacuum it often so that its index stays small.
@@ -419,9 +583,17 @@ export class RollupFolding1770000000000 implements MigrationInterface {
     for (const l of LOGS) {
       for (const prefix of l.oldTriggers) for (const op of OPS) await q.query(`DROP TRIGGER ${prefix}_${op} ON ${l.source}`);
       await q.query(logFunction(l));
-      // The same names as before (`…_rollup_insert` etc.): what disables or measures the rollup triggers still finds them.
-      for (const sql of triggerStatements(l.source, `${l.source}_rollup`, l.fn)) await q.query(sql);
+      for (const sql of triggerStatements(l.source, l.prefix, l.fn)) await q.query(sql);
     }
+    // The answers' own triggers: their checks now run in the executions' and the steps' log functions.
+    await q.query(`DROP TRIGGER workflow_executions_answers_update ON workflow_executions`);
+    for (const prefix of ['execution_steps_journey', 'execution_steps_answers']) for (const op of OPS) await q.query(`DROP TRIGGER ${prefix}_${op} ON execution_steps`);
+    await q.query(STEP_LOG_FUNCTION);
+    for (const sql of triggerStatements('execution_steps', 'execution_steps_journey', 'execution_step_changes_log')) await q.query(sql);
+    await q.query(`DROP TRIGGER "A_workflow_executions_journey_forget_steps" ON workflow_executions`);
+    await q.query(FORGET_STEPS_FUNCTION);
+    await q.query(`CREATE TRIGGER "A_workflow_executions_journey_forget_steps" AFTER DELETE ON workflow_executions
+                   FOR EACH ROW EXECUTE FUNCTION execution_step_changes_forget_execution()`);
     for (const prefix of ['messages_rollup', 'messages_sessions']) for (const op of OPS) await q.query(`DROP TRIGGER ${prefix}_${op} ON messages`);
     await q.query(MESSAGE_LOG_FUNCTION);
     for (const sql of triggerStatements('messages', 'messages_rollup', 'message_changes_log')) await q.query(sql);
@@ -433,17 +605,27 @@ export class RollupFolding1770000000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`LOCK TABLE workflow_executions, trigger_executions, messages IN SHARE MODE`);
+    await q.query(`LOCK TABLE workflow_executions, trigger_executions, execution_steps, messages IN SHARE MODE`);
     // Fold what is logged, then give the rollups back to the old triggers.
     await q.query(`DO $$ BEGIN WHILE rollups_fold(100000) > 0 LOOP END LOOP; END $$`);
     await q.query(`DROP FUNCTION rollups_fold(int)`);
     for (const l of LOGS) {
-      for (const op of OPS) await q.query(`DROP TRIGGER ${l.source}_rollup_${op} ON ${l.source}`);
+      for (const op of OPS) await q.query(`DROP TRIGGER ${l.prefix}_${op} ON ${l.source}`);
       await q.query(`DROP FUNCTION ${l.fn}()`);
       for (const [i, prefix] of l.oldTriggers.entries()) {
         for (const sql of triggerStatements(l.source, prefix, l.oldFunctions[i])) await q.query(sql);
       }
     }
+    await q.query(`CREATE TRIGGER workflow_executions_answers_update AFTER UPDATE ON workflow_executions
+                   REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION execution_answers_executions()`);
+    for (const op of OPS) await q.query(`DROP TRIGGER execution_steps_journey_${op} ON execution_steps`);
+    await q.query(`DROP FUNCTION execution_step_changes_log()`);
+    for (const sql of triggerStatements('execution_steps', 'execution_steps_journey', 'workflow_node_days_maintain')) await q.query(sql);
+    for (const sql of triggerStatements('execution_steps', 'execution_steps_answers', 'execution_answers_steps')) await q.query(sql);
+    await q.query(`DROP TRIGGER "A_workflow_executions_journey_forget_steps" ON workflow_executions`);
+    await q.query(`DROP FUNCTION execution_step_changes_forget_execution()`);
+    await q.query(`CREATE TRIGGER "A_workflow_executions_journey_forget_steps" AFTER DELETE ON workflow_executions
+                   FOR EACH ROW EXECUTE FUNCTION workflow_node_days_forget_steps()`);
     for (const op of OPS) await q.query(`DROP TRIGGER messages_rollup_${op} ON messages`);
     await q.query(`DROP FUNCTION message_changes_log()`);
     for (const sql of triggerStatements('messages', 'messages_rollup', 'workflow_execution_hours_messages')) await q.query(sql);

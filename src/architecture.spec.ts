@@ -55,6 +55,8 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   service_keys: 'common',
   workflow_execution_changes: 'rollups',
   trigger_execution_changes: 'rollups',
+  workflow_outcome_changes: 'rollups',
+  execution_step_changes: 'rollups',
   message_changes: 'rollups',
 };
 

@@ -66,6 +66,22 @@ export async function windowFigures(db, { start, end }) {
   return rows[0];
 }
 
+/**
+ * Rollup freshness, in builds that fold their rollups from change logs (migration RollupFolding): the rows logged when
+ * the backlog has drained, and how long until the workers have folded them all. `null` for builds without the logs.
+ */
+async function foldLag(db) {
+  const { rows: [{ sql }] } = await db.query(
+    `SELECT string_agg(format('(SELECT count(*) FROM %I)', tablename), ' + ') AS sql FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE '%\\_changes'`,
+  );
+  if (!sql) return null;
+  const logged = async () => Number((await db.query(`SELECT ${sql} AS n`)).rows[0].n);
+  const start = Date.now();
+  const rows = await logged();
+  await waitUntil('the rollups to be folded', 30_000, async () => (await logged()) === 0);
+  return { rows, ms: Date.now() - start };
+}
+
 export const backlog = async (db) => (await db.query(`SELECT count(*)::int AS n FROM workflow_executions WHERE status = 'running'`)).rows[0].n;
 
 /**
@@ -141,6 +157,11 @@ export default {
 
     const db = new pg.Client({ connectionString: ctx.databaseUrl });
     await db.connect();
+    if (process.env.BENCH_EXPERIMENT_SQL) {
+      // A what-if (bench/README.md): run on the migrated database before any load. The figures are not the build's.
+      console.log(`  EXPERIMENT: ${process.env.BENCH_EXPERIMENT_SQL}`);
+      await db.query(process.env.BENCH_EXPERIMENT_SQL);
+    }
     try {
       // Sanity: one message starts one execution, which the worker (now known to be up) completes.
       const first = await ctx.api(api.url, 'POST', '/v1/messages', { channel: CHANNEL, customer_id: 'bench-sanity', message: MESSAGE });
@@ -192,6 +213,8 @@ export default {
       const drainStart = Date.now();
       await waitUntil('the backlog to drain', DRAIN_TIMEOUT_MS, async () => (await backlog(db)) === 0);
       const drainS = round((Date.now() - drainStart) / 1000, 1);
+      const fold = await foldLag(db);
+      if (fold) console.log(`  rollups: ${fold.rows} change-log rows left when the backlog drained, all folded ${fold.ms} ms later`);
 
       // The 202 at the target rate, open loop: latency at that load rather than at saturation.
       const atTarget = await measureOpenLoop({

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { SqlStatement } from '../database/sql-statement.js';
+import { foldRollups } from '../rollups/rollup-folder.js';
 import { journeySplit, NODE_FACTS, rawExecutions, splitValues, type JourneySplit } from './analytics-sql.js';
 import { outcomeFacts } from './journey-facts.js';
 
@@ -72,6 +73,8 @@ export class JourneysRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async topWorkflow(org: string, start: Date, end: Date, split = journeySplit(start, end)): Promise<string | undefined> {
+    // The outcome and node rollups are folded from change logs: everything logged so far first (RollupFolder).
+    await foldRollups(this.dataSource);
     const [a, b] = split.ranges;
     const values = [org, a.from, a.to, a.sign, b.from, b.to, b.sign, split.daysFrom, split.daysTo];
     return (await TOP_WORKFLOW.run(this.dataSource, values))[0]?.workflow_id;
@@ -79,6 +82,7 @@ export class JourneysRepository {
 
   /** A workflow's outcomes and node figures of the period (`split` defaults to journeySplit; rawJourneySplit reads only rows). */
   async journey(org: string, workflowId: string, start: Date, end: Date, split = journeySplit(start, end)) {
+    await foldRollups(this.dataSource);
     const values = [org, workflowId, ...splitValues(split)];
     const [outcomes, nodes] = await Promise.all([JOURNEY_OUTCOMES.run(this.dataSource, values), JOURNEY_NODES.run(this.dataSource, values)]);
     return { outcomes, nodes };

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { SqlStatement } from '../database/sql-statement.js';
+import { foldRollups } from '../rollups/rollup-folder.js';
 import { splitPeriod } from '../common/period-split.js';
 import { journeySplit, NODE_FACTS, splitValues, STATUS_FIGURES, WORKFLOW_EXECUTIONS, type JourneySplit } from './analytics-sql.js';
 
@@ -223,6 +224,8 @@ export class PerformanceRepository {
    * hourly rollups) and the channel figures.
    */
   async performance(org: string, workflowId: string, start: Date, end: Date, tz: string, hourly: boolean): Promise<{ row: PerformanceRow; channels: ChannelPerformanceRow[] }> {
+    // The duration, error and hour rollups are folded from change logs: everything logged so far first (RollupFolder).
+    await foldRollups(this.dataSource);
     const { daysFrom, daysTo, monthsFrom, monthsTo } = splitDays(start, end);
     const values = [org, workflowId, start, end, daysFrom, daysTo];
     const [[percentiles], counts] = await Promise.all([
@@ -252,7 +255,8 @@ export class PerformanceRepository {
   }
 
   /** Node figures of the period: whole UTC days from the node rollups (`split` defaults to journeySplit). */
-  nodes(org: string, workflowId: string, start: Date, end: Date, split = journeySplit(start, end)): Promise<NodeRow[]> {
+  async nodes(org: string, workflowId: string, start: Date, end: Date, split = journeySplit(start, end)): Promise<NodeRow[]> {
+    await foldRollups(this.dataSource);
     return NODES.run(this.dataSource, [org, workflowId, ...splitValues(split)]);
   }
 }

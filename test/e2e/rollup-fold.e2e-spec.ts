@@ -36,8 +36,16 @@ describe('rollups folded from the change log', { timeout: 180_000 }, () => {
     await t?.close();
   });
 
+  /** Rows in every change log. */
   const logged = async (): Promise<number> =>
-    (await ds.query(`SELECT (SELECT count(*) FROM workflow_execution_changes) + (SELECT count(*) FROM trigger_execution_changes) AS n`))[0].n * 1;
+    Number(
+      (
+        await ds.query(
+          `SELECT (SELECT count(*) FROM workflow_execution_changes) + (SELECT count(*) FROM trigger_execution_changes)
+                + (SELECT count(*) FROM workflow_outcome_changes) + (SELECT count(*) FROM execution_step_changes) + (SELECT count(*) FROM message_changes) AS n`,
+        )
+      )[0].n,
+    );
   const rolledUp = async (): Promise<number> =>
     (await ds.query(`SELECT COALESCE(sum(executions), 0)::int AS n FROM workflow_execution_hours WHERE workflow_id = $1`, [wf]))[0].n;
   const recorded = async (): Promise<number> => (await ds.query(`SELECT count(*)::int AS n FROM workflow_executions WHERE workflow_id = $1`, [wf]))[0].n;

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { expect } from 'vitest';
 import { outcomeFacts } from '../../src/analytics/journey-facts.js';
+import { foldRollups } from './rollups.js';
 
 /**
  * The journey rollups of an organization (migration JourneyRollups) against what its recorded
@@ -9,6 +10,7 @@ import { outcomeFacts } from '../../src/analytics/journey-facts.js';
  * ignored. Returns how many executions and steps the rows hold (so a caller can tell it compared something).
  */
 export async function expectJourneyRollupsMatchRows(ds: DataSource, organizationId: string): Promise<{ executions: number; steps: number }> {
+  await foldRollups(ds);
   const sorted = (sql: string) => ds.query(`${sql} ORDER BY 1, 2, 3, 4, 5, 6`, [organizationId]);
   const outcomeRollup = await sorted(
     `SELECT workflow_id, day, status, stop_node, code, waits, executions, duration_sum::text AS duration_sum, timed
