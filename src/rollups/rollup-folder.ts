@@ -4,13 +4,29 @@ import type { DataSource } from 'typeorm';
 
 /** Logged rows one fold takes at most: a second of a busy service, folded in one transaction of a few ms per thousand. */
 export const FOLD_BATCH = 5_000;
-/** What a reader folds at most before it reads (everything logged, short of a backlog of minutes). */
-const CATCH_UP_ROWS = 1_000_000;
+/**
+ * A reader catches up in folds of this many rows per log: each its own short transaction, so that a backlog (workers
+ * down for a while) never makes one statement outlast DATABASE_STATEMENT_TIMEOUT, and the workers' folds interleave.
+ */
+const CATCH_UP_CHUNK = 20_000;
 
-/** Folds everything logged so far through `dataSource` (for readers built without injection, like the repositories tests construct). */
-export async function foldRollups(dataSource: DataSource, maxRows = CATCH_UP_ROWS): Promise<number> {
+/** One fold of at most `maxRows` rows per log; how many it took. */
+async function foldOnce(dataSource: DataSource, maxRows: number): Promise<number> {
   const [row] = (await dataSource.query('SELECT rollups_fold($1) AS n', [maxRows])) as { n: number }[];
   return row.n;
+}
+
+/**
+ * Folds everything logged before the call through `dataSource` (readers built without injection, like the
+ * repositories tests construct, call this). A fold that takes fewer rows than asked has emptied every log.
+ */
+export async function foldRollups(dataSource: DataSource): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const taken = await foldOnce(dataSource, CATCH_UP_CHUNK);
+    total += taken;
+    if (taken < CATCH_UP_CHUNK) return total;
+  }
 }
 
 /**
@@ -27,11 +43,11 @@ export class RollupFolder {
 
   /** Folds the oldest `maxRows` logged rows of each log; how many it took (0: nothing was logged). */
   fold(maxRows = FOLD_BATCH): Promise<number> {
-    return foldRollups(this.dataSource, maxRows);
+    return foldOnce(this.dataSource, maxRows);
   }
 
-  /** Folds everything logged so far; a no-op of two index probes when the workers are up to date. */
+  /** Folds everything logged so far; one check of the (empty) logs when the workers are up to date. */
   async catchUp(): Promise<void> {
-    await this.fold(CATCH_UP_ROWS);
+    await foldRollups(this.dataSource);
   }
 }
