@@ -1,17 +1,21 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The rollups kept from executions, firings and messages leave the write path (docs/DECISIONS.md,
- * "Rollups folded off the write path"). Before, every statement that wrote `workflow_executions`,
- * `trigger_executions` or `messages` ran statement triggers that upserted, row by row of the rollup
- * keys, into a dozen tables (hours, days and customer hours of executions and firings; duration
- * days and months and error days; the message counts of the hours and days; the customers'
- * 30-minute sessions and first channels), locking the rows every execution of a workflow shares.
+ * The rollups kept from executions, firings, steps and messages leave the write path
+ * (docs/DECISIONS.md, "Rollups folded off the write path"). Before, every statement that wrote
+ * `workflow_executions`, `trigger_executions`, `execution_steps` or `messages` ran statement
+ * triggers that upserted, row by row of the rollup keys, into a dozen tables (hours, days and
+ * customer hours of executions and firings; duration days and months and error days; outcome and
+ * node days; the message counts of the hours and days; the customers' 30-minute sessions and first
+ * channels), locking the rows every execution of a workflow shares.
  *
  * Now each such statement appends its signed rows (+1 per new row, -1 per old one, and an update
  * only for rows whose counted columns changed) to a change log: `workflow_execution_changes`,
- * `trigger_execution_changes` or `message_changes` (a message's execution, hour and channel are
- * resolved when it is logged, as the old trigger did). One insert, no shared row.
+ * `workflow_outcome_changes`, `trigger_execution_changes`, `execution_step_changes` or
+ * `message_changes` (a step's execution day and a message's execution hour and channel are read
+ * when it is logged, as the old triggers did). One insert, no shared row. The form answers stay
+ * synchronous, their checks moved into the executions' and steps' log functions (one trigger each
+ * instead of two).
  * `rollups_fold(max_rows)` folds the oldest logged rows into the rollups with one grouped upsert per
  * table and deletes them, in one transaction (a fold that dies counts nothing; one that runs again
  * finds only what is left), under a transaction-level advisory lock (one folder at a time, so rows
@@ -553,7 +557,7 @@ const FOLD_FUNCTION = `
     v_session_lo timestamptz[];
     v_session_hi timestamptz[];
   BEGIN
-    -- Nothing logged: no lock, two index probes.
+    -- Nothing logged: no lock, one probe of each log.
     IF NOT EXISTS (SELECT 1 FROM workflow_execution_changes) AND NOT EXISTS (SELECT 1 FROM trigger_execution_changes)
        AND NOT EXISTS (SELECT 1 FROM workflow_outcome_changes) AND NOT EXISTS (SELECT 1 FROM execution_step_changes)
        AND NOT EXISTS (SELECT 1 FROM message_changes) THEN

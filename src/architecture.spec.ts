@@ -28,8 +28,8 @@ const where = (file: string) => relative(SRC, file);
 /**
  * Tables without an entity: created by migrations and kept by their row triggers. The execution
  * rollups are the executions module's (folded from the change logs, which the rollups module owns;
- * the execution-metrics module reads them), the customer sketches the execution-metrics module's (it alone folds and reads
- * them); the analytics rollups and the report and export files are analytics'.
+ * the execution-metrics module reads them), the customer sketches the execution-metrics module's
+ * (it alone folds and reads them); the analytics rollups and the report and export files are analytics'.
  */
 const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   workflow_execution_hours: 'executions',
