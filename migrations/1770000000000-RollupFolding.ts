@@ -545,7 +545,9 @@ const SESSIONS_REBUILD = `
 export const FOLD_LOCK = 7_206_917_431_220_513_001n;
 
 const FOLD_FUNCTION = `
-  CREATE FUNCTION rollups_fold(p_max_rows int) RETURNS int LANGUAGE plpgsql SET enable_seqscan = off AS $fn$
+  -- p_wait: readers wait for a fold in progress (they need its rows folded); a worker's loop does not (another
+  -- worker is already folding: it skips its turn and answers 0).
+  CREATE FUNCTION rollups_fold(p_max_rows int, p_wait boolean DEFAULT true) RETURNS int LANGUAGE plpgsql SET enable_seqscan = off AS $fn$
   DECLARE
     v_folded int := 0;
     v_taken int;
@@ -563,7 +565,11 @@ const FOLD_FUNCTION = `
        AND NOT EXISTS (SELECT 1 FROM message_changes) THEN
       RETURN 0;
     END IF;
-    PERFORM pg_advisory_xact_lock(${FOLD_LOCK});
+    IF p_wait THEN
+      PERFORM pg_advisory_xact_lock(${FOLD_LOCK});
+    ELSIF NOT pg_try_advisory_xact_lock(${FOLD_LOCK}) THEN
+      RETURN 0;
+    END IF;
     ${foldStatement('workflow')}
     ${foldStatement('trigger')}
     ${journeyUpserts()}
@@ -612,7 +618,7 @@ export class RollupFolding1770000000000 implements MigrationInterface {
     await q.query(`LOCK TABLE workflow_executions, trigger_executions, execution_steps, messages IN SHARE MODE`);
     // Fold what is logged, then give the rollups back to the old triggers.
     await q.query(`DO $$ BEGIN WHILE rollups_fold(100000) > 0 LOOP END LOOP; END $$`);
-    await q.query(`DROP FUNCTION rollups_fold(int)`);
+    await q.query(`DROP FUNCTION rollups_fold(int, boolean)`);
     for (const l of LOGS) {
       for (const op of OPS) await q.query(`DROP TRIGGER ${l.prefix}_${op} ON ${l.source}`);
       await q.query(`DROP FUNCTION ${l.fn}()`);

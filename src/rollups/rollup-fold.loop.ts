@@ -8,8 +8,8 @@ const RETRY_MS = 1_000;
 
 /**
  * Folds the change logs into the rollups in every worker process: a batch, then the next at once
- * while batches come back full, else a pause of FOLD_INTERVAL_MS. Several processes fold in turn
- * (the advisory lock), so running one loop per worker is safe and needs no election.
+ * while batches come back full, else a pause of FOLD_INTERVAL_MS. A loop that finds another process
+ * folding skips its turn (the advisory lock), so one loop per worker is safe and needs no election.
  */
 @Injectable()
 export class RollupFoldLoop implements OnApplicationBootstrap, OnApplicationShutdown {

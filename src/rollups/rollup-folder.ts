@@ -10,9 +10,12 @@ export const FOLD_BATCH = 5_000;
  */
 const CATCH_UP_CHUNK = 20_000;
 
-/** One fold of at most `maxRows` rows per log; how many it took. */
-async function foldOnce(dataSource: DataSource, maxRows: number): Promise<number> {
-  const [row] = (await dataSource.query('SELECT rollups_fold($1) AS n', [maxRows])) as { n: number }[];
+/**
+ * One fold of at most `maxRows` rows per log; how many it took. `wait`: behind a fold in progress (a reader needs
+ * its rows), else 0 at once when another process is folding.
+ */
+async function foldOnce(dataSource: DataSource, maxRows: number, wait = true): Promise<number> {
+  const [row] = (await dataSource.query('SELECT rollups_fold($1, $2) AS n', [maxRows, wait])) as { n: number }[];
   return row.n;
 }
 
@@ -41,9 +44,9 @@ export async function foldRollups(dataSource: DataSource): Promise<number> {
 export class RollupFolder {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Folds the oldest `maxRows` logged rows of each log; how many it took (0: nothing was logged). */
+  /** The workers' fold: skips its turn (0) while another process folds. */
   fold(maxRows = FOLD_BATCH): Promise<number> {
-    return foldOnce(this.dataSource, maxRows);
+    return foldOnce(this.dataSource, maxRows, false);
   }
 
   /** Folds everything logged so far; one check of the (empty) logs when the workers are up to date. */

@@ -168,6 +168,32 @@ describe('rollups folded from the change log', { timeout: 180_000 }, () => {
     await expectExact();
   });
 
+  it('lets a worker skip its turn while another process folds, and makes a reader wait for that fold', async () => {
+    await record(300, 8);
+    const holder = new Client({ connectionString: inject('databaseUrl') });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      const [{ n: first }] = (await holder.query(`SELECT rollups_fold(100) AS n`)).rows;
+      expect(first).toBeGreaterThan(0);
+      // A worker's loop does not queue behind it: 0 at once.
+      expect((await ds.query(`SELECT rollups_fold(100000, false) AS n`))[0].n).toBe(0);
+      // A reader does: it needs the rows of the fold in progress folded before it reads.
+      let done = false;
+      const reader = ds.query(`SELECT rollups_fold(1000000) AS n`).then((rows: { n: number }[]) => {
+        done = true;
+        return rows[0].n;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(done).toBe(false);
+      await holder.query('COMMIT');
+      expect(await reader).toBeGreaterThan(0);
+    } finally {
+      await holder.end();
+    }
+    await expectExact();
+  });
+
   it('keeps figures exact while the folding worker lags behind a stream of writes, and folds within seconds once they stop', async () => {
     const worker = new WorkerProcess(t.config);
     workers.push(worker);
