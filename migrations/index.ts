@@ -28,6 +28,7 @@ import { ServiceKeys1769910000000 } from './1769910000000-ServiceKeys.js';
 import { OAuthClientSecretMethods1769950000000 } from './1769950000000-OAuthClientSecretMethods.js';
 import { RollupFolding1770000000000 } from './1770000000000-RollupFolding.js';
 import { OutboxPolled1770100000000 } from './1770100000000-OutboxPolled.js';
+import { OutboxPurgeByKey1770200000000 } from './1770200000000-OutboxPurgeByKey.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -58,4 +59,5 @@ export const MIGRATIONS = [
   OAuthClientSecretMethods1769950000000,
   RollupFolding1770000000000,
   OutboxPolled1770100000000,
+  OutboxPurgeByKey1770200000000,
 ];

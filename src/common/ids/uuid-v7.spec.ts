@@ -4,7 +4,7 @@ import { isUuid } from './uuid.js';
 // A copy of the module of this file's own: its clock (the last millisecond it used) belongs to the
 // process, and the specs that ran before this one in the same worker have moved it on.
 vi.resetModules();
-const { uuidv7 } = await import('./uuid-v7.js');
+const { uuidv7, uuidv7Floor } = await import('./uuid-v7.js');
 
 describe('uuidv7', () => {
   it('is a version 7, variant 10 UUID carrying the time in milliseconds', () => {
@@ -23,5 +23,19 @@ describe('uuidv7', () => {
     // A clock stepping back does not break the order either.
     const later = uuidv7(Date.now() + 60_000);
     expect(uuidv7(Date.now()) > later).toBe(true);
+  });
+
+  it('has a floor per millisecond: ids made from that millisecond on sort at or above it, earlier ones below', () => {
+    const at = Date.parse('2031-05-06T07:08:09.010Z');
+    expect(uuidv7Floor(at)).toBe(`${at.toString(16).padStart(12, '0').slice(0, 8)}-${at.toString(16).padStart(12, '0').slice(8)}-0000-0000-000000000000`);
+    expect(isUuid(uuidv7Floor(at))).toBe(true);
+    // The same comparison PostgreSQL makes on uuid: byte order, which the lower-case text keeps.
+    expect(uuidv7(at) >= uuidv7Floor(at)).toBe(true);
+    expect(uuidv7(at + 1) > uuidv7Floor(at)).toBe(true);
+    expect(uuidv7Floor(at) > uuidv7Floor(at - 1)).toBe(true);
+    // The largest id of the millisecond before sorts below.
+    const before = uuidv7Floor(at - 1).slice(0, 13);
+    expect(`${before}-7fff-bfff-ffffffffffff` < uuidv7Floor(at)).toBe(true);
+    expect(uuidv7Floor(-5)).toBe('00000000-0000-0000-0000-000000000000');
   });
 });

@@ -51,3 +51,12 @@ export function uuidv7(now: number = Date.now()): string {
   const h = b.map((x) => HEX[x]);
   return `${h[0]}${h[1]}${h[2]}${h[3]}-${h[4]}${h[5]}-${h[6]}${h[7]}-${h[8]}${h[9]}-${h[10]}${h[11]}${h[12]}${h[13]}${h[14]}${h[15]}`;
 }
+
+/**
+ * The smallest UUID whose first 48 bits are the Unix milliseconds `ms`: every version 7 id made at `ms` or later
+ * sorts at or above it, every one made before sorts below (a time bound on a time-ordered primary key).
+ */
+export function uuidv7Floor(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
+}
