@@ -302,7 +302,7 @@ export class EnvVars {
   @Matches(/^http:\/\/[^\s/:@]+(:\d{1,5})?\/?$/, { message: 'WEBHOOK_PROXY_URL must be http://host:port' })
   WEBHOOK_PROXY_URL?: string;
 
-  /** How long published outbox rows are kept before deletion. */
+  /** How long after its event a published outbox row is kept before deletion (the hourly purge). */
   @IsString()
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'OUTBOX_RETENTION must be a duration such as 604800, 12h or 7d' })
   OUTBOX_RETENTION: string = '7d';
