@@ -29,6 +29,7 @@ import { OAuthClientSecretMethods1769950000000 } from './1769950000000-OAuthClie
 import { RollupFolding1770000000000 } from './1770000000000-RollupFolding.js';
 import { OutboxPolled1770100000000 } from './1770100000000-OutboxPolled.js';
 import { OutboxPurgeByKey1770200000000 } from './1770200000000-OutboxPurgeByKey.js';
+import { ChannelAccounts1770300000000 } from './1770300000000-ChannelAccounts.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -60,4 +61,5 @@ export const MIGRATIONS = [
   RollupFolding1770000000000,
   OutboxPolled1770100000000,
   OutboxPurgeByKey1770200000000,
+  ChannelAccounts1770300000000,
 ];

@@ -3,6 +3,7 @@ import { NestFactory, Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import express from 'express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { AppLogger, RootLogger } from './common/logging/app-logger.js';
 import { AppModule } from './app.module.js';
@@ -27,6 +28,9 @@ import { OAUTH_PATH } from './common/errors/error-envelope.filter.js';
 
 export const BODY_LIMIT = '1mb';
 
+/** Channel accounts' provider webhooks: the body stays raw bytes (req.rawBody) for the signature check, parsed only after it. */
+const RAW_BODY_ROUTE = /^\/v1\/channel-accounts\/[^/]+\/webhook\/?$/;
+
 /**
  * The routes whose body is not JSON (every other route takes `application/json` or `+json` only,
  * else 415). Beside the parsers below, which must be able to read each type listed.
@@ -38,6 +42,8 @@ export const BODY_MEDIA_RULES: readonly BodyMediaRule[] = [
   { path: /^\/oauth\/(authorize|token|revoke|introspect)\/?$/, methods: ['POST'], accepts: ['application/x-www-form-urlencoded'] },
   // Inbound webhooks: whatever text a sender posts, signed over its raw bytes.
   { path: /^\/v1\/hooks\/[^/]+\/?$/, accepts: [...JSON_MEDIA_TYPES, 'text/*'] },
+  // Provider webhooks: any body, kept as raw bytes until the signature is checked (an unsigned one is 401, whatever its type).
+  { path: RAW_BODY_ROUTE, methods: ['POST'], accepts: ['*/*'] },
 ];
 
 /** The HTTP application, configured identically for `npm start`, the e2e tests and the benchmarks. */
@@ -100,12 +106,21 @@ function bodyParsers(app: NestExpressApplication): RequestHandler {
   }
   if (parsers.length !== 3) throw new Error(`expected 3 body parsers from useBodyParser, got ${parsers.length}`);
   const parseBody = middlewareChain(parsers);
+  const readRaw = express.raw({ limit: BODY_LIMIT, type: () => true });
+  const keepRaw: RequestHandler = (req, res, next) =>
+    readRaw(req, res, (error?: unknown) => {
+      if (error) return next(error);
+      (req as Request & { rawBody?: Buffer }).rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      req.body = undefined;
+      next();
+    });
   // Most requests (every GET) have no body: each parser would only find that out, in turn (and
   // call `debug` with its arguments). type-is's hasBody, which each parser asks first; like them,
   // a request without a body gets `req.body` undefined.
   return function bodyParsers(req: Request, res: Response, next: NextFunction): void {
     if (req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(req.headers['content-length']))) {
-      void parseBody(req, res, next);
+      if (req.method === 'POST' && RAW_BODY_ROUTE.test(req.path)) void keepRaw(req, res, next);
+      else void parseBody(req, res, next);
       return;
     }
     if (!Reflect.has(req, 'body')) req.body = undefined;

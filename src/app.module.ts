@@ -9,6 +9,8 @@ import { AccessGuard } from './auth/guards/access.guard.js';
 import { AuthenticationGuard } from './auth/guards/authentication.guard.js';
 import { EARLY_ANSWER_LIMITS } from './common/errors/early-answer.js';
 import { ErrorEnvelopeFilter } from './common/errors/error-envelope.filter.js';
+import { ChannelAccountsModule } from './channels/channel-accounts.module.js';
+import { ChannelsModule, ChannelsWorkerModule } from './channels/channels.module.js';
 import { CryptoModule } from './common/crypto/crypto.module.js';
 import { createValidationPipe } from './common/errors/validation.pipe.js';
 import { LoggingModule } from './common/logging/app-logger.js';
@@ -40,7 +42,7 @@ export class AppModule {
    * module to `workerModules`, loaded only when APP_ROLE is worker or all.
    */
   static forRoot(config: AppConfig): DynamicModule {
-    const workerModules = [ExecutionsWorkerModule, TriggersWorkerModule, WebhooksWorkerModule, AnalyticsFilesWorkerModule, RollupsWorkerModule];
+    const workerModules = [ExecutionsWorkerModule, TriggersWorkerModule, WebhooksWorkerModule, AnalyticsFilesWorkerModule, RollupsWorkerModule, ChannelsWorkerModule];
     return {
       module: AppModule,
       imports: [
@@ -68,6 +70,8 @@ export class AppModule {
         ExecutionMetricsModule,
         CustomersModule,
         TriggersModule,
+        ChannelAccountsModule,
+        ChannelsModule,
         WebhooksModule,
         AnalyticsFilesModule,
         AnalyticsModule,

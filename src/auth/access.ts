@@ -2,7 +2,7 @@
 export const PERMISSION_LEVELS = ['read_only', 'read_write', 'full_access'] as const;
 export type PermissionLevel = (typeof PERMISSION_LEVELS)[number];
 
-export const SCOPE_RESOURCES = ['workflows', 'triggers', 'executions', 'analytics', 'webhooks'] as const;
+export const SCOPE_RESOURCES = ['workflows', 'triggers', 'executions', 'analytics', 'webhooks', 'channels'] as const;
 export type ScopeResource = (typeof SCOPE_RESOURCES)[number];
 export const SCOPE_ACTIONS = ['read', 'write', 'delete'] as const;
 export type Action = (typeof SCOPE_ACTIONS)[number];

@@ -64,6 +64,14 @@ export class AppConfig {
     outboxRetentionMs: number;
     disableAfterMs: number;
   };
+  readonly channels: {
+    /** Provider base URLs by provider name, without a trailing slash. */
+    apiUrls: { whatsapp_cloud: string; instagram: string; twilio: string };
+    sendRate: number;
+    sendTimeoutMs: number;
+    sendConcurrency: number;
+    webhookPerMinute: number;
+  };
   readonly ai: {
     provider: 'builtin' | 'openai';
     baseUrl?: string;
@@ -145,6 +153,18 @@ export class AppConfig {
       outboxRetentionMs: parseDuration(env.OUTBOX_RETENTION),
       disableAfterMs: parseDuration(env.WEBHOOK_DISABLE_AFTER),
     };
+    this.channels = {
+      apiUrls: {
+        whatsapp_cloud: env.WHATSAPP_API_URL.replace(/\/+$/, ''),
+        instagram: env.INSTAGRAM_API_URL.replace(/\/+$/, ''),
+        twilio: env.TWILIO_API_URL.replace(/\/+$/, ''),
+      },
+      sendRate: env.CHANNEL_SEND_RATE,
+      sendTimeoutMs: parseDuration(env.CHANNEL_SEND_TIMEOUT),
+      sendConcurrency: env.CHANNEL_SEND_CONCURRENCY,
+      webhookPerMinute: env.RATE_LIMIT_CHANNEL_PER_MINUTE,
+    };
+    if (this.channels.sendTimeoutMs < 100) throw new ConfigError('Invalid configuration:\n  CHANNEL_SEND_TIMEOUT: must be at least 100ms');
     if (env.AI_PROVIDER === 'openai' && !env.AI_BASE_URL) {
       throw new ConfigError('Invalid configuration:\n  AI_BASE_URL: required when AI_PROVIDER=openai');
     }

@@ -71,6 +71,13 @@ const SAMPLES: Record<string, string> = {
   WEBHOOK_PROXY_URL: 'http://proxy:3128',
   OUTBOX_RETENTION: '1d',
   WEBHOOK_DISABLE_AFTER: '1d',
+  WHATSAPP_API_URL: 'http://127.0.0.1:9/v1',
+  INSTAGRAM_API_URL: 'http://127.0.0.1:9/v2',
+  TWILIO_API_URL: 'http://127.0.0.1:9/v3',
+  CHANNEL_SEND_RATE: '7',
+  CHANNEL_SEND_TIMEOUT: '7s',
+  CHANNEL_SEND_CONCURRENCY: '7',
+  RATE_LIMIT_CHANNEL_PER_MINUTE: '7',
 };
 
 /** What AppConfig makes of an environment; a refusal counts as an outcome too. */

@@ -307,6 +307,43 @@ export class EnvVars {
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'OUTBOX_RETENTION must be a duration such as 604800, 12h or 7d' })
   OUTBOX_RETENTION: string = '7d';
 
+  /** Base URL of Meta's Graph API for WhatsApp Cloud API sends (tests point it at a local fake). */
+  @IsString()
+  @Matches(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, { message: 'WHATSAPP_API_URL must be an http(s) URL' })
+  WHATSAPP_API_URL: string = 'https://graph.facebook.com/v21.0';
+
+  /** Base URL of the Instagram Graph API for Instagram sends. */
+  @IsString()
+  @Matches(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, { message: 'INSTAGRAM_API_URL must be an http(s) URL' })
+  INSTAGRAM_API_URL: string = 'https://graph.instagram.com/v21.0';
+
+  /** Base URL of Twilio's REST API (voice accounts). */
+  @IsString()
+  @Matches(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, { message: 'TWILIO_API_URL must be an http(s) URL' })
+  TWILIO_API_URL: string = 'https://api.twilio.com';
+
+  /** Messages sent per second per channel account, across every worker (WhatsApp's default per number is 80). */
+  @Transform(toInt)
+  @IsInt({ message: 'CHANNEL_SEND_RATE must be an integer from 1 to 10000' })
+  @Min(1, { message: 'CHANNEL_SEND_RATE must be an integer from 1 to 10000' })
+  @Max(10_000, { message: 'CHANNEL_SEND_RATE must be an integer from 1 to 10000' })
+  CHANNEL_SEND_RATE: number = 80;
+
+  /** How long a send to a provider may take before it counts as a transient fault and is retried. */
+  @IsString()
+  @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'CHANNEL_SEND_TIMEOUT must be a duration such as 10s or 2000ms' })
+  CHANNEL_SEND_TIMEOUT: string = '10s';
+
+  /** Sends handled at once by each worker process (different customers; one customer's go one at a time). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(500)
+  CHANNEL_SEND_CONCURRENCY: number = 50;
+
+  /** Provider webhook requests per channel account per minute (their own class; never a credential's limit). */
+  @RateFigure() RATE_LIMIT_CHANNEL_PER_MINUTE: number = 6000;
+
   /** A webhook whose every delivery has failed for this long is disabled. */
   @IsString()
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'WEBHOOK_DISABLE_AFTER must be a duration such as 259200, 12h or 3d' })

@@ -14,6 +14,14 @@ export interface InboundMessage {
   content: string;
   language?: string | null;
   metadata?: Record<string, unknown>;
+  /** The channel account it came through: it resumes only that account's executions. */
+  channelAccountId?: string | null;
+  /** The provider's id of the message: a second message with the same id on the account is not stored. */
+  providerMessageId?: string | null;
+  /** The provider's message type (text, image, …), recorded in the event when given. */
+  type?: string;
+  /** False for a message without text (media, location…): recorded and emitted, never resumes or matches. Default true. */
+  routable?: boolean;
 }
 
 /** An active message trigger of the organization, as keyword matching and firing need it. */
@@ -28,6 +36,8 @@ export interface ActiveMessageTrigger {
 
 export interface ReceivedMessage {
   messageId: string;
+  /** False when the account already had a message with this provider id (nothing was stored or emitted). */
+  stored: boolean;
   /** The customer's row (created on first contact). */
   customerId: string;
   /** The running execution this message was kept for, if the customer had one on this channel. */
@@ -58,12 +68,13 @@ const RECEIVE = new SqlStatement<{
   trigger_id: string | null;
   trigger_execution_id: string | null;
   message_triggers: ActiveMessageTrigger[] | null;
+  stored: boolean;
 }>(
   `
   WITH inbound AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(
       message_id uuid, organization_id uuid, customer_ref varchar, channel varchar, language varchar, content text, metadata jsonb,
-      customer_event jsonb, message_event jsonb)
+      customer_event jsonb, message_event jsonb, channel_account_id uuid, provider_message_id varchar, routable boolean)
   ), customer AS (
     INSERT INTO customers (organization_id, external_id, channel, language, first_seen_at, last_seen_at)
     SELECT organization_id, customer_ref, channel, language, now(), now() FROM inbound
@@ -79,7 +90,8 @@ const RECEIVE = new SqlStatement<{
       JOIN customer c ON c.organization_id = i.organization_id AND c.external_id = i.customer_ref
       LEFT JOIN LATERAL (
         SELECT e.id FROM workflow_executions e
-         WHERE e.customer_id = c.id AND e.channel = i.channel AND e.status = 'running'
+         WHERE i.routable AND e.customer_id = c.id AND e.channel = i.channel AND e.status = 'running'
+           AND (i.channel_account_id IS NULL OR e.channel_account_id = i.channel_account_id)
          ORDER BY e.started_at DESC LIMIT 1
       ) w ON true
   ), claimed AS (
@@ -96,22 +108,27 @@ const RECEIVE = new SqlStatement<{
     SELECT c.*, k.id AS execution_id, k.trigger_id, k.trigger_execution_id
       FROM candidate c LEFT JOIN claimed k ON k.id = c.running_id
   ), message AS (
-    INSERT INTO messages (id, organization_id, customer_id, channel, direction, content, language, metadata, execution_id)
-    SELECT message_id, organization_id, customer_id, channel, 'inbound', content, language, metadata, execution_id FROM routed
+    -- A provider's message id already stored for the account (a redelivery racing this one): nothing.
+    INSERT INTO messages (id, organization_id, customer_id, channel, direction, content, language, metadata, execution_id, channel_account_id, provider_message_id)
+    SELECT message_id, organization_id, customer_id, channel, 'inbound', content, language, metadata, execution_id, channel_account_id, provider_message_id FROM routed
+    ON CONFLICT DO NOTHING
+    RETURNING id
   ), events AS (
     ${INSERT_OUTBOX_EVENTS}
     SELECT organization_id, 'customer.created', customer_event FROM routed WHERE inserted
     UNION ALL
-    SELECT organization_id, 'message.received', message_event || jsonb_build_object('execution_id', execution_id) FROM routed
+    SELECT r.organization_id, 'message.received', r.message_event || jsonb_build_object('execution_id', r.execution_id) FROM routed r JOIN message m ON m.id = r.message_id
   ), message_triggers AS (
     -- Per organization by its partial index (a lateral lookup: a plan joining the JSON input,
     -- counted as 100 rows, could prefer a scan and stay cached with the named statement).
     SELECT o.organization_id, t.triggers
-      FROM (SELECT DISTINCT organization_id FROM routed WHERE execution_id IS NULL) o
+      FROM (SELECT DISTINCT organization_id FROM routed WHERE execution_id IS NULL AND routable) o
       CROSS JOIN LATERAL (${activeMessageTriggersOf('o.organization_id')}) t
   )
-  SELECT r.message_id, r.customer_id, r.execution_id, r.trigger_id, r.trigger_execution_id, mt.triggers AS message_triggers
-    FROM routed r LEFT JOIN message_triggers mt ON r.execution_id IS NULL AND mt.organization_id = r.organization_id`,
+  SELECT r.message_id, r.customer_id, r.execution_id, r.trigger_id, r.trigger_execution_id, mt.triggers AS message_triggers, m.id IS NOT NULL AS stored
+    FROM routed r
+    LEFT JOIN message m ON m.id = r.message_id
+    LEFT JOIN message_triggers mt ON r.execution_id IS NULL AND r.routable AND mt.organization_id = r.organization_id`,
   { prepareAs: 'conversations.receive' },
 );
 
@@ -126,6 +143,9 @@ interface Inbound {
   metadata: Record<string, unknown>;
   customer_event: Record<string, unknown>;
   message_event: Record<string, unknown>;
+  channel_account_id: string | null;
+  provider_message_id: string | null;
+  routable: boolean;
 }
 
 /** Customers and their inbound messages: first contact, keeping replies for running executions. */
@@ -163,7 +183,13 @@ export class ConversationsService {
         content: inbound.content,
         language,
         // execution_id: added by the statement, which knows whether the customer is waiting
+        ...(inbound.channelAccountId ? { channel_account_id: inbound.channelAccountId } : {}),
+        ...(inbound.providerMessageId ? { provider_message_id: inbound.providerMessageId } : {}),
+        ...(inbound.type ? { type: inbound.type } : {}),
       },
+      channel_account_id: inbound.channelAccountId ?? null,
+      provider_message_id: inbound.providerMessageId ?? null,
+      routable: inbound.routable ?? true,
     });
   }
 
@@ -175,6 +201,7 @@ export class ConversationsService {
       if (!row) throw new Error(`Inbound message ${m.message_id} was not stored`);
       return {
         messageId: m.message_id,
+        stored: row.stored,
         customerId: row.customer_id,
         resumed: row.execution_id ? { executionId: row.execution_id, triggerId: row.trigger_id, triggerExecutionId: row.trigger_execution_id } : null,
         messageTriggers: row.message_triggers ?? [],

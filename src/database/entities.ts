@@ -7,6 +7,7 @@ import { OAuthRevokedToken } from '../auth/oauth/entities/oauth-revoked-token.en
 import { Organization } from '../auth/organizations/entities/organization.entity.js';
 import { User } from '../auth/users/entities/user.entity.js';
 import { OutboxEvent } from '../events/entities/outbox-event.entity.js';
+import { ChannelAccount } from '../channels/entities/channel-account.entity.js';
 import { Customer } from '../customers/entities/customer.entity.js';
 import { ExecutionStep } from '../executions/entities/execution-step.entity.js';
 import { Message } from '../customers/entities/message.entity.js';
@@ -27,5 +28,6 @@ export const ENTITIES = [
   Trigger, Customer, Message, WorkflowExecution, ExecutionStep, TriggerExecution, KnowledgeBase, OutboxEvent,
   Webhook, WebhookDelivery, WebhookDeliveryAttempt,
   JwtClient,
+  ChannelAccount,
   OAuthClient, OAuthAuthorizationCode, OAuthRefreshToken, OAuthRevokedToken,
 ];

@@ -6,7 +6,10 @@ import { isDatabaseUnavailable } from '../database/postgres-errors.js';
 import { isRedisUnavailable } from '../redis/redis-errors.js';
 import type { WorkflowNode } from '../workflows/node-types/node-type.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
-import { CHANNEL_ADAPTERS, type ChannelAdapters } from './channels/channel-adapter.js';
+import { ChannelErrorCodes } from '../channels/channels.errors.js';
+import { REPLY_WINDOW_SQL } from '../channels/channels.sql.js';
+import { CHANNEL_ADAPTERS, type ChannelAdapters, type MessageTemplate } from './channels/channel-adapter.js';
+import { ChannelSendDispatcher } from './channels/channel-send.dispatcher.js';
 import type { ExecutionState, WorkflowExecution, ExecutionStatus } from './entities/workflow-execution.entity.js';
 import { ExecutionErrorCodes } from './executions.errors.js';
 import { NODE_HANDLERS, NodeFailure, TransientNodeError, type NodeContext, type NodeHandler, type NodeOutcome } from './nodes/node-handler.js';
@@ -32,6 +35,12 @@ interface Decision {
   changed: boolean;
 }
 
+/** WhatsApp and Instagram take free-form messages only this long after the customer's last message. */
+export const REPLY_WINDOW_MS = 24 * 3_600_000;
+/** Providers whose sends outside the window must be templates (the rest, such as voice, have no window). */
+const WINDOWED_PROVIDERS = new Set(['whatsapp_cloud', 'instagram']);
+const TEMPLATE_PROVIDERS = new Set(['whatsapp_cloud']);
+
 /** Commits lost to a concurrent change in a row before the job gives up (and Bull retries it). */
 const MAX_CONFLICTS = 5;
 
@@ -56,6 +65,7 @@ export class ExecutionEngine {
     private readonly workflows: WorkflowsService,
     private readonly runs: RunsRepository,
     private readonly config: AppConfig,
+    private readonly sends: ChannelSendDispatcher,
   ) {
     this.handlers = new Map(handlers.map((h) => [h.type, h]));
   }
@@ -234,6 +244,8 @@ export class ExecutionEngine {
       if (!changed) return result;
       if (await this.runs.commit({ execution: loaded.execution, version: loaded.version, writes })) {
         const { execution } = loaded;
+        const outbound = writes.messages.filter((m) => m.channelAccountId !== null).map((m) => m.id);
+        if (outbound.length > 0) await this.sends.dispatch(outbound);
         if (execution.status === 'failed') this.logger.warn(`Execution ${execution.id} failed: ${execution.error?.code} ${execution.error?.message}`);
         return result;
       }
@@ -264,6 +276,8 @@ export class ExecutionEngine {
     writes: RunWrites,
   ): Omit<NodeContext, 'node'> {
     const adapter = (execution.channel && this.channels.get(execution.channel)) || this.channels.fallback;
+    // Read once per run, at its first send through an account.
+    let window: Promise<{ provider: string; open: boolean } | null> | undefined;
     return {
       execution,
       state,
@@ -275,9 +289,26 @@ export class ExecutionEngine {
         state.lastMessage = reply.content;
         return reply.content;
       },
-      send: async (content: string) => {
+      send: async (content: string, options: { template?: MessageTemplate } = {}) => {
         if (!execution.customerId || !execution.customerRef) {
           throw new NodeFailure(ExecutionErrorCodes.noRecipient, 'This execution has no customer to send to (fire it with a customer_id)');
+        }
+        let template: MessageTemplate | undefined;
+        if (execution.channelAccountId) {
+          window ??= this.replyWindow(execution.channelAccountId, execution.customerId);
+          const account = await window;
+          if (!account) throw new NodeFailure(ChannelErrorCodes.accountDeleted, 'The channel account this conversation replies through was deleted');
+          if (!account.open) {
+            if (!options.template || !TEMPLATE_PROVIDERS.has(account.provider)) {
+              throw new NodeFailure(
+                ChannelErrorCodes.windowClosed,
+                options.template
+                  ? 'The customer last wrote more than 24 hours ago, and this provider has no message templates'
+                  : "The customer last wrote more than 24 hours ago: only a template may be sent (the message node's template)",
+              );
+            }
+            template = options.template;
+          }
         }
         const { messageId } = adapter.send(writes, {
           organizationId: execution.organizationId,
@@ -287,6 +318,8 @@ export class ExecutionEngine {
           content,
           executionId: execution.id,
           nodeId: state.cursor ?? '',
+          channelAccountId: execution.channelAccountId,
+          template,
         });
         state.lastResponse = content;
         return { messageId };
@@ -301,6 +334,17 @@ export class ExecutionEngine {
         });
       },
     };
+  }
+
+  /**
+   * The account's provider and whether the customer's reply window is open on it; null when the
+   * account is gone. Providers without a window are always open.
+   */
+  private async replyWindow(accountId: string, customerId: string): Promise<{ provider: string; open: boolean } | null> {
+    const [row] = (await this.dataSource.query(REPLY_WINDOW_SQL, [accountId, customerId])) as { provider: string; last_inbound_at: Date | null }[];
+    if (!row) return null;
+    const open = !WINDOWED_PROVIDERS.has(row.provider) || (row.last_inbound_at !== null && Date.now() - row.last_inbound_at.getTime() < REPLY_WINDOW_MS);
+    return { provider: row.provider, open };
   }
 
   /**

@@ -9,6 +9,7 @@ import { WorkflowExecution, type ExecutionState } from './entities/workflow-exec
 import { ExecutionEngine, MAX_STORED_DURATION_MS, storableDuration } from './execution-engine.service.js';
 import { NodeFailure, TransientNodeError, type NodeContext, type NodeHandler, type NodeOutcome } from './nodes/node-handler.js';
 import type { RunCommit, RunsRepository } from './runs.repository.js';
+import type { ChannelSendDispatcher } from './channels/channel-send.dispatcher.js';
 
 /** A node type whose behaviour each test scripts: one function per attempt. */
 class ScriptedHandler implements NodeHandler {
@@ -62,7 +63,8 @@ function engineFor(nodes: { id: string; type: string; next?: string }[], handler
   const workflows = { getVersion: async () => ({ nodes }) } as unknown as WorkflowsService;
   const channels = Object.assign(new Map(), { fallback: new StoringChannelAdapter() });
   const config = new AppConfig(validateEnv({ NODE_RETRY_BASE_DELAY_MS: '1', LOG_LEVEL: 'silent', ...env }));
-  const engine = new ExecutionEngine({} as DataSource, [handler], channels, workflows, runs, config);
+  const sends = { dispatch: async () => undefined } as unknown as ChannelSendDispatcher;
+  const engine = new ExecutionEngine({} as DataSource, [handler], channels, workflows, runs, config, sends);
   return {
     engine,
     commits,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import type { FindOptionsSelect, Repository } from 'typeorm';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import type { DataSource, FindOptionsSelect, Repository } from 'typeorm';
+import { DELIVERY_STATES_SQL } from '../channels/channels.sql.js';
 import { parseDateFilter } from '../common/date-range.js';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
 import { isUuid } from '../common/ids/uuid.js';
@@ -47,6 +48,7 @@ export class ExecutionsQueryService {
     @InjectRepository(TriggerExecution) private readonly triggerExecutions: Repository<TriggerExecution>,
     private readonly workflows: WorkflowsService,
     private readonly lists: ExecutionListsRepository,
+    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   /**
@@ -82,12 +84,41 @@ export class ExecutionsQueryService {
     const workflow = await this.workflows.getOwned(organizationId, workflowId);
     if (!isUuid(executionId)) throw new ExecutionNotFoundError();
     const execution = await this.executions.findOne({
-      select: { ...EXECUTION_COLUMNS, error: true },
+      select: { ...EXECUTION_COLUMNS, error: true, channelAccountId: true },
       where: { id: executionId, workflowId: workflow.id, organizationId },
     });
     if (!execution) throw new ExecutionNotFoundError();
     const steps = await this.steps.find({ where: { executionId: execution.id }, order: { startedAt: 'ASC', createdAt: 'ASC', id: 'ASC' } });
+    if (execution.channelAccountId) await this.withDeliveries(steps);
     return { execution, steps };
+  }
+
+  /**
+   * The steps that sent through a channel account show where each message stands now:
+   * `delivery_status` (queued, sending, sent, delivered, read, failed), the provider's message id
+   * once it accepted it, and `delivery_error` {code, title} when it failed.
+   */
+  private async withDeliveries(steps: ExecutionStep[]): Promise<void> {
+    const ids = steps.map((s) => s.output?.message_id).filter((id): id is string => typeof id === 'string' && isUuid(id));
+    if (ids.length === 0) return;
+    const rows = (await this.dataSource.query(DELIVERY_STATES_SQL, [ids])) as {
+      message_id: string;
+      status: string;
+      error_code: string | null;
+      error_title: string | null;
+      provider_message_id: string | null;
+    }[];
+    const byId = new Map(rows.map((r) => [r.message_id, r]));
+    for (const step of steps) {
+      const delivery = byId.get(step.output?.message_id as string);
+      if (!delivery) continue;
+      step.output = {
+        ...step.output,
+        delivery_status: delivery.status,
+        provider_message_id: delivery.provider_message_id,
+        ...(delivery.error_code !== null ? { delivery_error: { code: delivery.error_code, title: delivery.error_title } } : {}),
+      };
+    }
   }
 
   /**

@@ -7,6 +7,8 @@ import { RollupsModule } from '../rollups/rollups.module.js';
 import { WorkflowsModule } from '../workflows/workflows.module.js';
 import { CHANNEL_ADAPTERS, type ChannelAdapters } from './channels/channel-adapter.js';
 import { StoringChannelAdapter } from './channels/storing-channel.adapter.js';
+import { ChannelSendDispatcher } from './channels/channel-send.dispatcher.js';
+import { CHANNEL_SENDS_QUEUE, channelSendsQueueSettings } from './channels/channel-sends.queue.js';
 import { ExecutionStep } from './entities/execution-step.entity.js';
 import { TriggerExecution } from './entities/trigger-execution.entity.js';
 import { WorkflowExecution } from './entities/workflow-execution.entity.js';
@@ -29,6 +31,8 @@ import { WorkflowExecutionsController } from './workflow-executions.controller.j
     TypeOrmModule.forFeature([WorkflowExecution, ExecutionStep, TriggerExecution]),
     // A worker killed mid-job loses its lock after lockDuration; another worker then retries the job.
     BullModule.registerQueue({ name: EXECUTIONS_QUEUE, settings: { lockDuration: 15_000, stalledInterval: 5_000, maxStalledCount: 3 } }),
+    // Runs add a send job per message through a channel account; the channels worker processes them.
+    BullModule.registerQueue({ name: CHANNEL_SENDS_QUEUE, settings: channelSendsQueueSettings }),
     WorkflowsModule,
     KnowledgeBasesModule,
     // GET /v1/workflows/{id}/metrics lives in this module's workflow controller; its figures come from there.
@@ -45,6 +49,7 @@ import { WorkflowExecutionsController } from './workflow-executions.controller.j
     ExecutionsQueryService,
     ExecutionListsRepository,
     StoringChannelAdapter,
+    ChannelSendDispatcher,
     // One adapter per channel with a connector of its own; the rest store and emit message.sent.
     {
       provide: CHANNEL_ADAPTERS,

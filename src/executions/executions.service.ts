@@ -47,7 +47,7 @@ const START = new SqlStatement<{ execution_id: string }>(
     SELECT f.*, w.version, COALESCE(f.channel, w.channel) AS resolved_channel
       FROM jsonb_to_recordset($1::jsonb) AS f(
              execution_id uuid, trigger_execution_id uuid, organization_id uuid, trigger_id uuid, workflow_id uuid, customer_ref varchar,
-             customer_id uuid, channel varchar, input jsonb, state jsonb, trigger_input jsonb, started_at timestamptz,
+             customer_id uuid, channel varchar, channel_account_id uuid, input jsonb, state jsonb, trigger_input jsonb, started_at timestamptz,
              activated_event jsonb, started_event jsonb, customer_event jsonb)
       -- Each firing's workflow by primary key (the other conditions outside, so that no other
       -- index looks better): planned as a plain join, a scan of the whole table could win (the
@@ -66,9 +66,10 @@ const START = new SqlStatement<{ execution_id: string }>(
       LEFT JOIN upserted u ON f.customer_id IS NULL AND u.organization_id = f.organization_id AND u.external_id = f.customer_ref
   ), execution AS (
     INSERT INTO workflow_executions
-      (id, organization_id, workflow_id, workflow_version, trigger_id, trigger_execution_id, customer_id, customer_ref, channel, status, input, state, started_at)
+      (id, organization_id, workflow_id, workflow_version, trigger_id, trigger_execution_id, customer_id, customer_ref, channel, channel_account_id,
+       status, input, state, started_at)
     SELECT f.execution_id, f.organization_id, f.workflow_id, f.version, f.trigger_id, f.trigger_execution_id, c.id, f.customer_ref,
-           f.resolved_channel, 'running', f.input, f.state, f.started_at
+           f.resolved_channel, f.channel_account_id, 'running', f.input, f.state, f.started_at
       FROM firing f JOIN customer c ON c.execution_id = f.execution_id
   ), trigger_execution AS (
     INSERT INTO trigger_executions (id, organization_id, trigger_id, workflow_id, workflow_execution_id, status, input, triggered_at)
@@ -101,6 +102,7 @@ interface Firing {
   customer_ref: string | null;
   customer_id: string | null;
   channel: string | null;
+  channel_account_id: string | null;
   input: Record<string, unknown>;
   state: Record<string, unknown>;
   trigger_input: Record<string, unknown>;
@@ -164,6 +166,7 @@ export class ExecutionsService {
         customer_ref: customerRef,
         customer_id: customerRef === null ? null : (input.customerId ?? null),
         channel: input.channel ?? null,
+        channel_account_id: input.channelAccountId ?? null,
         input: { message: input.message ?? null, ...(input.data !== undefined ? { data: input.data } : {}) },
         // No cursor: the first run starts at the first node of the version pinned here.
         state: { lastMessage: input.message ?? undefined },

@@ -11,6 +11,8 @@ export interface FireInput {
   /** The customer's row when the caller has just stored it (an inbound message); otherwise customerRef is upserted. */
   customerId?: string | null;
   channel?: string | null;
+  /** The channel account the execution replies through (a message that came in through it). */
+  channelAccountId?: string | null;
   message?: string | null;
   data?: Record<string, unknown>;
   metadata: { user_agent: string | null; timestamp: string; source: 'message' | 'webhook' | 'api' | 'schedule'; scheduled_for?: string };

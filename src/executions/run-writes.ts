@@ -20,6 +20,11 @@ export interface OutboundMessageRecord {
   channel: string;
   content: string;
   nodeId: string;
+  /** The account it leaves through (a send is queued for it with the commit); null: stored and emitted only. */
+  channelAccountId: string | null;
+  /** `template`: a WhatsApp template outside the reply window (in metadata.template). */
+  kind: 'text' | 'template';
+  metadata: Record<string, unknown>;
 }
 
 /**

@@ -7,6 +7,7 @@ import { SqlStatement } from '../database/sql-statement.js';
 import type { RunWrites } from './run-writes.js';
 import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
 import { countWorkflowOutcomes } from '../workflows/workflows.sql.js';
+import { queueDeliveries } from '../channels/channels.sql.js';
 
 /** An execution as a run starts from it. */
 export interface LoadedExecution {
@@ -20,7 +21,7 @@ export interface LoadedExecution {
 const LOAD = new SqlStatement<ExecutionRow>(
   `
   SELECT e.id, e.organization_id, e.workflow_id, e.workflow_version, e.trigger_id, e.trigger_execution_id, e.customer_id,
-         e.customer_ref, e.channel, e.status, e.input, e.output, e.error, e.state, e.waiting, e.wait_expires_at,
+         e.customer_ref, e.channel, e.channel_account_id, e.status, e.input, e.output, e.error, e.state, e.waiting, e.wait_expires_at,
          e.started_at, e.completed_at, e.duration_ms, e.created_at, e.updated_at, e.xmin::text AS version,
          CASE WHEN e.status = 'running' THEN (
            SELECT COALESCE(json_agg(json_build_object('id', m.id, 'content', m.content) ORDER BY m.created_at, m.id), '[]'::json)
@@ -70,13 +71,18 @@ const COMMIT = new SqlStatement<{ id: string }>(
                                                completed_at timestamptz, duration_ms int, input jsonb, output jsonb, attempt int, ord int)
       JOIN execution e ON e.id = s.execution_id
     ON CONFLICT (execution_id, node_id) DO NOTHING
-  ), sent AS (
-    INSERT INTO messages (id, organization_id, customer_id, channel, direction, content, execution_id, node_id, created_at)
-    SELECT m.id, m.organization_id, m.customer_id, m.channel, 'outbound', m.content, e.id, m.node_id,
-           (SELECT at FROM clock) + m.ord * interval '1 microsecond'
+  ), outbound AS (
+    SELECT m.*, e.workflow_id, (SELECT at FROM clock) + m.ord * interval '1 microsecond' AS at
       FROM jsonb_to_recordset($3::jsonb) AS m(execution_id uuid, id uuid, organization_id uuid, customer_id uuid, channel varchar,
-                                               content text, node_id varchar, ord int)
+                                               content text, node_id varchar, ord int, channel_account_id uuid, kind varchar, metadata jsonb)
       JOIN execution e ON e.id = m.execution_id
+  ), sent AS (
+    INSERT INTO messages (id, organization_id, customer_id, channel, direction, content, execution_id, node_id, created_at, channel_account_id, metadata)
+    SELECT id, organization_id, customer_id, channel, 'outbound', content, execution_id, node_id, at, channel_account_id, metadata FROM outbound
+  ), deliveries AS (
+    -- A message through a channel account is queued for the sender (ChannelSendDispatcher, after the commit).
+    ${queueDeliveries(`SELECT id AS message_id, organization_id, channel_account_id, customer_id, execution_id, workflow_id, kind, at AS queued_at
+                         FROM outbound WHERE channel_account_id IS NOT NULL`)}
   ), consumed AS (
     UPDATE messages m SET consumed_at = now()
       FROM jsonb_to_recordset($4::jsonb) AS c(execution_id uuid, id uuid)
@@ -120,6 +126,7 @@ interface ExecutionRow {
   customer_id: string | null;
   customer_ref: string | null;
   channel: string | null;
+  channel_account_id: string | null;
   status: WorkflowExecution['status'];
   input: WorkflowExecution['input'];
   output: WorkflowExecution['output'];
@@ -159,6 +166,7 @@ export class RunsRepository {
       customerId: row.customer_id,
       customerRef: row.customer_ref,
       channel: row.channel,
+      channelAccountId: row.channel_account_id,
       status: row.status,
       input: row.input,
       output: row.output,
@@ -231,6 +239,9 @@ export class RunsRepository {
           content: m.content,
           node_id: m.nodeId,
           ord,
+          channel_account_id: m.channelAccountId,
+          kind: m.kind,
+          metadata: m.metadata,
         }),
       );
       for (const id of writes.consumed) consumed.push({ execution_id: e.id, id });

@@ -22,11 +22,18 @@ export class MessagesController {
   @RequireAccess('executions', 'write')
   @ApiOperation({ summary: "A customer's message: kept for their running execution on the channel (its next form answer), else fires matching message triggers" })
   @ApiData(InboundMessageResponse, 202, 'Accepted')
-  @ApiErrors(400)
+  @ApiErrors(400, 404)
   async message(@CurrentPrincipal() principal: Principal, @Body() body: InboundMessageDto, @Headers('user-agent') userAgent?: string) {
     const result = await this.firing.receiveMessage(
       principal.organizationId,
-      { channel: body.channel, customerRef: body.customer_id, content: body.message, language: body.language, metadata: body.metadata },
+      {
+        channel: body.channel,
+        customerRef: body.customer_id,
+        content: body.message,
+        language: body.language,
+        metadata: body.metadata,
+        channelAccountId: body.channel_account_id,
+      },
       userAgent ?? null,
     );
     return ok(InboundMessageResponse.from(result));

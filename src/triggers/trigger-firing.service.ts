@@ -4,7 +4,8 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { Job } from 'bull';
 import type { Repository } from 'typeorm';
 import type { CredentialType } from '../auth/access.js';
-import { ConversationsService } from '../customers/conversations.service.js';
+import { ChannelAccountsService } from '../channels/channel-accounts.service.js';
+import { ConversationsService, type InboundMessage } from '../customers/conversations.service.js';
 import { ExecutionErrorCodes } from '../executions/executions.errors.js';
 import { ExecutionsService } from '../executions/executions.service.js';
 import type { FireInput, FireResult } from '../executions/fire.types.js';
@@ -37,6 +38,7 @@ export interface FiringContext {
   /** The customer's row, when the caller has just stored it (an inbound message). */
   customerId?: string | null;
   channel?: string | null;
+  channelAccountId?: string | null;
   message?: string | null;
   data?: Record<string, unknown>;
   userAgent: string | null;
@@ -60,6 +62,8 @@ export interface WebhookRequest {
 export interface InboundMessageResult {
   messageId: string;
   executions: FireResult[];
+  /** False for a provider's message already stored for the account (a redelivery): nothing was done. */
+  stored: boolean;
 }
 
 /**
@@ -77,6 +81,7 @@ export class TriggerFiringService {
     private readonly rateLimiter: RateLimiter,
     private readonly config: AppConfig,
     private readonly schedules: TriggerSchedulesService,
+    private readonly accounts: ChannelAccountsService,
   ) {}
 
   /** Fires the trigger; the firing (accepted or refused) also counts on the trigger (execution_count, last_triggered). */
@@ -91,6 +96,7 @@ export class TriggerFiringService {
       customerRef: context.customerRef ?? null,
       customerId: context.customerId ?? null,
       channel: context.channel ?? trigger.channel ?? null,
+      channelAccountId: context.channelAccountId ?? null,
       message: context.message ?? null,
       data: context.data,
       metadata: {
@@ -108,17 +114,21 @@ export class TriggerFiringService {
    */
   async receiveMessage(
     organizationId: string,
-    inbound: { channel: string; customerRef: string; content: string; language?: string | null; metadata?: Record<string, unknown> },
+    inbound: Omit<InboundMessage, 'organizationId'>,
     userAgent: string | null,
   ): Promise<InboundMessageResult> {
+    if (inbound.channelAccountId) await this.accounts.checkChannel(organizationId, inbound.channelAccountId, inbound.channel);
     // Stored together with the read of the active message triggers, which a message that resumes
     // nothing is matched against.
     const received = await this.conversations.receive({ organizationId, ...inbound });
+    if (!received.stored) return { messageId: received.messageId, executions: [], stored: false };
     if (received.resumed) {
       await this.executions.enqueue(received.resumed.executionId);
       const { executionId, triggerId, triggerExecutionId } = received.resumed;
-      return { messageId: received.messageId, executions: [{ triggerId, triggerExecutionId, workflowExecutionId: executionId, status: 'running', error: null }] };
+      return { messageId: received.messageId, executions: [{ triggerId, triggerExecutionId, workflowExecutionId: executionId, status: 'running', error: null }], stored: true };
     }
+    // A message without text (an image, a location) is recorded and emitted only.
+    if (inbound.routable === false) return { messageId: received.messageId, executions: [], stored: true };
     const matching = received.messageTriggers.filter((t) =>
       matchesKeywords({ ...(t.configuration as unknown as KeywordRules), channel: (t.configuration.channel as string | undefined) ?? t.channel ?? undefined }, {
         text: inbound.content,
@@ -133,13 +143,14 @@ export class TriggerFiringService {
           customerRef: inbound.customerRef,
           customerId: received.customerId,
           channel: inbound.channel,
+          channelAccountId: inbound.channelAccountId ?? null,
           message: inbound.content,
           userAgent,
           source: 'message',
         }),
       ),
     );
-    return { messageId: received.messageId, executions };
+    return { messageId: received.messageId, executions, stored: true };
   }
 
   /** POST /v1/hooks/{trigger_id}: no credential; the trigger's secret and headers authenticate. */

@@ -1,6 +1,7 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { ChannelAccountsModule } from '../channels/channel-accounts.module.js';
 import { CustomersModule } from '../customers/customers.module.js';
 import { ExecutionMetricsModule } from '../execution-metrics/execution-metrics.module.js';
 import { ExecutionsModule } from '../executions/executions.module.js';
@@ -17,7 +18,7 @@ import { TriggersService } from './triggers.service.js';
 import { SCHEDULES_QUEUE } from './triggers.queue.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Trigger]), BullModule.registerQueue({ name: SCHEDULES_QUEUE }), WorkflowsModule, ExecutionsModule, CustomersModule, ExecutionMetricsModule],
+  imports: [TypeOrmModule.forFeature([Trigger]), BullModule.registerQueue({ name: SCHEDULES_QUEUE }), WorkflowsModule, ExecutionsModule, CustomersModule, ExecutionMetricsModule, ChannelAccountsModule],
   controllers: [TriggersController, TriggerExecutionsController, MessagesController, HooksController],
   providers: [TriggersService, TriggerSchedulesService, TriggerFiringService],
   exports: [TriggersService, TriggerSchedulesService, TriggerFiringService],

@@ -7,6 +7,30 @@ const nullableStr = (description: string): JsonSchema => ({ type: 'string', null
 const CHANNEL = nullableStr('Channel (whatsapp, instagram, voice, ...); null when the execution has none');
 const CUSTOMER = nullableStr('The customer\'s external id (as given by the channel or the caller); null when anonymous');
 
+/** message.delivered, message.read and message.failed: a provider's status of a message sent through a channel account. */
+function deliveryEvents(): Record<'message.delivered' | 'message.read' | 'message.failed', { description: string; schema: JsonSchema }> {
+  const fields = {
+    message_id: str('Message id', { format: 'uuid' }),
+    customer_id: str("The customer's external id"),
+    channel: str('Channel'),
+    channel_account_id: str('The channel account it was sent through', { format: 'uuid' }),
+    provider_message_id: { type: 'string', nullable: true, description: "The provider's id of the message (null when it failed before the provider accepted it)" },
+    execution_id: { type: 'string', format: 'uuid', nullable: true, description: 'The workflow execution that sent it' },
+    status: { type: 'string', enum: ['delivered', 'read', 'failed'], description: 'The new status' },
+    timestamp: str("When the provider says it happened (ISO 8601)", { format: 'date-time' }),
+  };
+  const error = {
+    type: 'object',
+    description: "The provider's error code and title, or ours (CHANNEL_ACCOUNT_DELETED, CHANNEL_SEND_FAILED)",
+    properties: { code: { type: 'string' }, title: { type: 'string' } },
+  };
+  return {
+    'message.delivered': { description: "The provider delivered a message to the customer's device", schema: object('message.delivered', fields) },
+    'message.read': { description: 'The customer read a message', schema: object('message.read', fields) },
+    'message.failed': { description: 'A message could not be delivered (a permanent provider error, or retries exhausted)', schema: object('message.failed', { ...fields, error }) },
+  };
+}
+
 function object(description: string, properties: Record<string, JsonSchema>, required = Object.keys(properties)): JsonSchema {
   return { type: 'object', description, required, properties, additionalProperties: false };
 }
@@ -53,26 +77,40 @@ export const EVENT_DATA_SCHEMAS: Record<EventType, { description: string; schema
   },
   'message.received': {
     description: 'A customer sends a message',
-    schema: object('message.received', {
-      message_id: str('Message id', { format: 'uuid' }),
-      customer_id: str('The customer\'s external id'),
-      channel: str('Channel'),
-      content: str('The message text'),
-      language: nullableStr('Language, when known'),
-      execution_id: { type: 'string', format: 'uuid', nullable: true, description: 'The running execution the message was kept for, else null' },
-    }),
+    schema: object(
+      'message.received',
+      {
+        message_id: str('Message id', { format: 'uuid' }),
+        customer_id: str('The customer\'s external id'),
+        channel: str('Channel'),
+        content: str('The message text (for a message without text, such as an image or a location, empty)'),
+        language: nullableStr('Language, when known'),
+        execution_id: { type: 'string', format: 'uuid', nullable: true, description: 'The running execution the message was kept for, else null' },
+        channel_account_id: str('Only for a message that came through a channel account', { format: 'uuid' }),
+        provider_message_id: str("Only for a message from a provider: the provider's id of it"),
+        type: str("Only for a message from a provider: its type (text, interactive, button, image, audio, video, document, sticker, location, reaction, ...); only text, interactive and button replies resume executions and match triggers"),
+      },
+      ['message_id', 'customer_id', 'channel', 'content', 'language', 'execution_id'],
+    ),
   },
   'message.sent': {
     description: 'A message is sent to a customer',
-    schema: object('message.sent', {
+    schema: object(
+      'message.sent',
+      {
       message_id: str('Message id', { format: 'uuid' }),
       customer_id: CUSTOMER,
       channel: CHANNEL,
       content: str('The message text'),
-      execution_id: str('Workflow execution id', { format: 'uuid' }),
-      node_id: str('The node that sent it'),
-    }),
+        execution_id: str('Workflow execution id', { format: 'uuid' }),
+        node_id: str('The node that sent it'),
+        channel_account_id: str('The channel account it is sent through (only when it has one; its delivery is reported by message.delivered, message.read or message.failed)', { format: 'uuid' }),
+        template: str('Only when a WhatsApp template is sent (outside the reply window): its name'),
+      },
+      ['message_id', 'customer_id', 'channel', 'content', 'execution_id', 'node_id'],
+    ),
   },
+  ...deliveryEvents(),
   'trigger.activated': {
     description: 'A trigger fires',
     schema: object('trigger.activated', {

@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { InvalidRequestError, UnsupportedMediaTypeError } from '../errors/common.errors.js';
 import { findInputFault, inputFaultMessage, unstorableReason } from '../validation/storable-input.js';
 
-/** A media type as matched by `acceptsMediaType`: exact (`application/json`), `text/*`, or a suffix `+json`. */
+/** A media type as matched by `acceptsMediaType`: exact (`application/json`), `text/*`, a suffix `+json`, or "any" (the pattern star-slash-star, no type included). */
 export type MediaPattern = string;
 
 /** The body media types of the routes that take something else than JSON; every other route takes JSON only. */
@@ -24,6 +24,7 @@ export function mediaTypeOf(contentType: string | undefined): string {
 
 export function acceptsMediaType(mediaType: string, accepted: readonly MediaPattern[]): boolean {
   return accepted.some((pattern) => {
+    if (pattern === '*/*') return true;
     if (pattern.startsWith('+')) return mediaType.startsWith('application/') && mediaType.endsWith(pattern);
     if (pattern.endsWith('/*')) return mediaType.startsWith(pattern.slice(0, -1));
     return mediaType === pattern;

@@ -42,6 +42,14 @@ export class Message {
   @Column({ name: 'consumed_at', type: 'timestamptz', nullable: true })
   consumedAt: Date | null;
 
+  /** The channel account it came in or goes out through (null: POST /v1/messages without one, or no provider). */
+  @Column({ name: 'channel_account_id', type: 'uuid', nullable: true })
+  channelAccountId: string | null;
+
+  /** The provider's id of the message (wamid…, mid…): unique per account. */
+  @Column({ name: 'provider_message_id', type: 'varchar', length: 255, nullable: true })
+  providerMessageId: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

@@ -16,6 +16,9 @@ export class StoringChannelAdapter implements ChannelAdapter {
       channel: out.channel,
       content: out.content,
       nodeId: out.nodeId,
+      channelAccountId: out.channelAccountId,
+      kind: out.template ? 'template' : 'text',
+      metadata: out.template ? { template: out.template } : {},
     });
     writes.events.push({
       organizationId: out.organizationId,
@@ -27,6 +30,8 @@ export class StoringChannelAdapter implements ChannelAdapter {
         content: out.content,
         execution_id: out.executionId,
         node_id: out.nodeId,
+        ...(out.channelAccountId ? { channel_account_id: out.channelAccountId } : {}),
+        ...(out.template ? { template: out.template.name } : {}),
       },
     });
     return { messageId };

@@ -47,7 +47,7 @@ describe('TriggerExecutionResponse', () => {
 describe('WorkflowExecutionResponse', () => {
   const execution = {
     id: 'we', organizationId: 'org', workflowId: 'wf', workflowVersion: 3, triggerId: 'tr', triggerExecutionId: 'te', customerId: 'internal-uuid',
-    customerRef: '+1555', channel: 'whatsapp', status: 'failed', input: { message: 'hi' }, output: { response: 'r', next_action: 'end' },
+    customerRef: '+1555', channel: 'whatsapp', channelAccountId: null, status: 'failed', input: { message: 'hi' }, output: { response: 'r', next_action: 'end' },
     error: { code: 'NODE_FAILED', message: 'boom', node_id: 'n1' }, state: { cursor: 'n2' }, waiting: false, waitExpiresAt: null,
     startedAt: at, completedAt: at, durationMs: 12, retryOf: 'we0', createdAt: at, updatedAt: at,
   } as WorkflowExecution;

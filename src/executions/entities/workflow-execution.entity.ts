@@ -51,6 +51,10 @@ export class WorkflowExecution {
   @Column({ type: 'varchar', length: 32, nullable: true })
   channel: string | null;
 
+  /** The channel account the execution replies through (started from its webhook, or a message naming it). */
+  @Column({ name: 'channel_account_id', type: 'uuid', nullable: true })
+  channelAccountId: string | null;
+
   @Column({ type: 'varchar', length: 16, default: 'running' })
   status: ExecutionStatus;
 

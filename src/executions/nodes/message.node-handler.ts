@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { MessageTemplate } from '../channels/channel-adapter.js';
 import type { NodeContext, NodeHandler, NodeOutcome } from './node-handler.js';
 
 @Injectable()
@@ -7,7 +8,8 @@ export class MessageNodeHandler implements NodeHandler {
 
   async run(ctx: NodeContext): Promise<NodeOutcome> {
     const content = ctx.node.content as string;
-    const { messageId } = await ctx.send(content);
+    const template = ctx.node.template as MessageTemplate | undefined;
+    const { messageId } = await ctx.send(content, { template });
     return { status: 'completed', input: { content }, output: { message_sent: true, message_id: messageId, content } };
   }
 }

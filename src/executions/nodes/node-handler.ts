@@ -1,3 +1,4 @@
+import type { MessageTemplate } from '../channels/channel-adapter.js';
 import type { WorkflowNode } from '../../workflows/node-types/node-type.js';
 import type { ExecutionState, WorkflowExecution } from '../entities/workflow-execution.entity.js';
 
@@ -13,8 +14,12 @@ export interface NodeContext {
   state: ExecutionState;
   /** The customer's reply not yet consumed, oldest first; undefined when there is none. */
   nextReply(): string | undefined;
-  /** Sends a message to the customer through the channel adapter. */
-  send(content: string): Promise<{ messageId: string }>;
+  /**
+   * Sends a message to the customer through the channel adapter. Through a channel account outside
+   * the customer's reply window, `template` is sent instead (WhatsApp), else the node fails with
+   * CHANNEL_WINDOW_CLOSED.
+   */
+  send(content: string, options?: { template?: MessageTemplate }): Promise<{ messageId: string }>;
   /** Stores answers on the customer record (emits customer.updated). */
   updateCustomer(attributes: Record<string, unknown>): Promise<void>;
 }

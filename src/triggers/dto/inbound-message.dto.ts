@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsObject, IsOptional, IsString, Matches } from 'class-validator';
+import { IsIn, IsObject, IsOptional, IsString, IsUUID, Matches } from 'class-validator';
 import { CHANNELS } from '../../common/channels.js';
 import { TextLength } from '../../common/validation/text-length.decorator.js';
 import type { InboundMessageResult } from '../trigger-firing.service.js';
@@ -38,6 +38,15 @@ export class InboundMessageDto {
   @IsOptional()
   @IsObject()
   metadata?: Record<string, unknown>;
+
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description:
+      "A channel account of this channel (404 CHANNEL_ACCOUNT_NOT_FOUND otherwise): the message joins that account's conversation (it resumes only executions of that account) and what the workflow replies is sent through it",
+  })
+  @IsOptional()
+  @IsUUID('all', { message: 'channel_account_id must be a UUID' })
+  channel_account_id?: string;
 }
 
 export class InboundMessageResponse {

@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import { CHANNELS } from '../common/channels.js';
+import { isUuid } from '../common/ids/uuid.js';
+import { InvalidChannelAccountError } from './channels.errors.js';
+import type { ChannelAccountSettings } from './entities/channel-account.entity.js';
+import { PROVIDER_NAMES, providerDefinition, type ProviderDefinition } from './providers/provider-definitions.js';
+
+/**
+ * The field rules of a channel account, beyond the DTOs' shapes: which provider serves which channel,
+ * each provider's credentials, the settings. Every refusal is 400 INVALID_CHANNEL_ACCOUNT naming the
+ * field; a credential's value never appears in a message.
+ */
+
+export function parseChannelAndProvider(channel: unknown, provider: unknown): { channel: string; provider: string; definition: ProviderDefinition } {
+  if (typeof channel !== 'string' || !(CHANNELS as readonly string[]).includes(channel)) {
+    throw new InvalidChannelAccountError(`channel must be one of ${CHANNELS.join(', ')}`, 'channel');
+  }
+  const definition = typeof provider === 'string' ? providerDefinition(provider) : undefined;
+  if (!definition) throw new InvalidChannelAccountError(`provider must be one of ${PROVIDER_NAMES.join(', ')}`, 'provider');
+  if (definition.channel !== channel) {
+    const fits = PROVIDER_NAMES.filter((p) => providerDefinition(p)?.channel === channel);
+    throw new InvalidChannelAccountError(`provider ${String(provider)} does not serve ${channel}; use ${fits.join(' or ')}`, 'provider');
+  }
+  return { channel, provider: provider as string, definition };
+}
+
+/**
+ * Credentials as stored: on create every field of the provider is required; on update (`current` given)
+ * the fields sent replace those stored and the rest are kept. Unknown fields are refused.
+ */
+export function parseCredentials(definition: ProviderDefinition, input: unknown, current?: Record<string, string>): Record<string, string> {
+  if (input === undefined && current) return current;
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new InvalidChannelAccountError('credentials must be an object', 'credentials');
+  }
+  const given = input as Record<string, unknown>;
+  for (const name of Object.keys(given)) {
+    if (!Object.hasOwn(definition.credentials, name)) {
+      throw new InvalidChannelAccountError(`credentials.${name} is not a credential of this provider (expected ${Object.keys(definition.credentials).join(', ')})`, `credentials.${name}`);
+    }
+  }
+  const result: Record<string, string> = {};
+  for (const [name, rule] of Object.entries(definition.credentials)) {
+    const value = Object.hasOwn(given, name) ? given[name] : current?.[name];
+    if (value === undefined || value === null || value === '') throw new InvalidChannelAccountError(`credentials.${name} is required`, `credentials.${name}`);
+    if (typeof value !== 'string' || !rule.pattern.test(value)) {
+      throw new InvalidChannelAccountError(`credentials.${name} must be ${rule.expected}`, `credentials.${name}`);
+    }
+    result[name] = value;
+  }
+  return result;
+}
+
+/** A given verify token, or one generated (Meta providers only). */
+export function parseVerifyToken(definition: ProviderDefinition, input: unknown, current: string | null): string | null {
+  if (!definition.meta) {
+    if (input !== undefined) throw new InvalidChannelAccountError('verify_token is for Meta providers (whatsapp_cloud, instagram) only', 'verify_token');
+    return null;
+  }
+  if (input === undefined) return current ?? randomBytes(24).toString('base64url');
+  if (typeof input !== 'string' || !/^[\x21-\x7e]{16,128}$/.test(input)) {
+    throw new InvalidChannelAccountError('verify_token must be 16 to 128 printable characters without spaces', 'verify_token');
+  }
+  return input;
+}
+
+/** Settings: an object of known keys only. */
+export function parseSettings(input: unknown, current: ChannelAccountSettings = {}): ChannelAccountSettings {
+  if (input === undefined) return current;
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new InvalidChannelAccountError('settings must be an object', 'settings');
+  const given = input as Record<string, unknown>;
+  const settings: ChannelAccountSettings = {};
+  for (const [key, value] of Object.entries(given)) {
+    if (key === 'workflow_id') {
+      if (value === null) continue;
+      if (typeof value !== 'string' || !isUuid(value)) throw new InvalidChannelAccountError('settings.workflow_id must be a workflow id (UUID) or null', 'settings.workflow_id');
+      settings.workflow_id = value;
+    } else {
+      throw new InvalidChannelAccountError(`settings.${key} is not a setting (known: workflow_id)`, `settings.${key}`);
+    }
+  }
+  return settings;
+}

@@ -1,0 +1,218 @@
+import { InjectQueue } from '@nestjs/bull';
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Job, Queue } from 'bull';
+import { Counter } from 'prom-client';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app-config.js';
+import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
+import { CHANNEL_SENDS_QUEUE, ChannelSendJobs, SEND_JOB_OPTIONS, type SendJob } from '../executions/channels/channel-sends.queue.js';
+import { metricsRegistry } from '../metrics/metrics.middleware.js';
+import { RateLimiter } from '../rate-limits/rate-limiter.js';
+import { ChannelAccountsService } from './channel-accounts.service.js';
+import { ChannelErrorCodes } from './channels.errors.js';
+import { ProviderSendError, type OutboundContent } from './providers/provider-connector.js';
+import { connectorFor } from './providers/provider-connectors.js';
+
+/**
+ * Sends resumed after an attempt that may have reached the provider: the worker died (or its lease ran
+ * out) between sending and recording the provider's answer. Each may have reached the customer twice.
+ */
+export const resumedSends = new Counter({
+  name: 'channel_sends_resumed_total',
+  help: 'Sends attempted again after an attempt that may have reached the provider (possible duplicates)',
+  registers: [metricsRegistry],
+});
+
+/** How long a claimed send stays its worker's before another may take it over (the send timeout plus a margin). */
+function leaseSeconds(config: AppConfig): number {
+  return Math.ceil(config.channels.sendTimeoutMs / 1000) + 5;
+}
+
+/**
+ * Claims the message's send when it heads its customer's conversation on its account (no earlier
+ * message of that customer and account still queued or being sent), and it is queued, or being sent
+ * by an attempt whose lease ran out. Returns what sending needs, and the status it was claimed from.
+ */
+const CLAIM = `
+  WITH current AS (
+    SELECT * FROM message_deliveries WHERE message_id = $1 FOR UPDATE
+  ), claimed AS (
+    UPDATE message_deliveries d
+       SET status = 'sending', sending_since = now(), attempts = d.attempts + 1, updated_at = now()
+      FROM current c
+     WHERE d.message_id = c.message_id
+       AND (c.status = 'queued' OR (c.status = 'sending' AND c.sending_since < now() - make_interval(secs => $2)))
+       AND NOT EXISTS (
+         SELECT 1 FROM message_deliveries p
+          WHERE p.channel_account_id = c.channel_account_id AND p.customer_id = c.customer_id AND p.status IN ('queued', 'sending')
+            AND (p.queued_at, p.message_id) < (c.queued_at, c.message_id))
+    RETURNING d.message_id, c.status AS previous, d.kind, d.channel_account_id, d.customer_id
+  )
+  SELECT k.*, m.content, m.metadata, cu.external_id AS customer_ref
+    FROM claimed k JOIN messages m ON m.id = k.message_id JOIN customers cu ON cu.id = k.customer_id`;
+
+/** The customer's next pending message on the account after `$1` (the one just settled), in conversation order. */
+const NEXT_OF = (settled: string) => `
+  SELECT n.message_id FROM ${settled} s
+   CROSS JOIN LATERAL (
+     SELECT p.message_id FROM message_deliveries p
+      WHERE p.channel_account_id = s.channel_account_id AND p.customer_id = s.customer_id AND p.status IN ('queued', 'sending') AND p.message_id <> s.message_id
+      ORDER BY p.queued_at, p.message_id LIMIT 1) n`;
+
+const ACCEPTED = `
+  WITH settled AS (
+    UPDATE message_deliveries SET status = CASE WHEN status = 'sending' THEN 'sent' ELSE status END, sent_at = now(), sending_since = NULL,
+           next_attempt_at = NULL, error_code = NULL, error_title = NULL, updated_at = now()
+     WHERE message_id = $1 RETURNING message_id, channel_account_id, customer_id
+  ), provider_id AS (
+    UPDATE messages SET provider_message_id = $2 WHERE id = $1
+  )
+  ${NEXT_OF('settled')}`;
+
+const FAILED = `
+  WITH settled AS (
+    UPDATE message_deliveries SET status = 'failed', failed_at = now(), sending_since = NULL, next_attempt_at = NULL,
+           error_code = $2, error_title = $3, updated_at = now()
+     WHERE message_id = $1 AND status IN ('queued', 'sending')
+    RETURNING message_id, organization_id, channel_account_id, customer_id, execution_id, failed_at
+  ), events AS (
+    ${INSERT_OUTBOX_EVENTS}
+    SELECT s.organization_id, 'message.failed',
+           jsonb_build_object('message_id', s.message_id, 'customer_id', c.external_id, 'channel', m.channel, 'channel_account_id', s.channel_account_id,
+                              'provider_message_id', NULL, 'execution_id', s.execution_id, 'status', 'failed',
+                              'timestamp', to_char(s.failed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                              'error', jsonb_build_object('code', $2::text, 'title', $3::text))
+      FROM settled s JOIN messages m ON m.id = s.message_id JOIN customers c ON c.id = s.customer_id
+  )
+  ${NEXT_OF('settled')}`;
+
+const RETRY_LATER = `
+  UPDATE message_deliveries SET status = 'queued', sending_since = NULL, next_attempt_at = now() + make_interval(secs => $2 / 1000.0),
+         error_code = $3, error_title = $4, updated_at = now()
+   WHERE message_id = $1 AND status = 'sending'`;
+
+/** Heads of conversations left without a live job: queued and untouched for a while, or claimed by an attempt whose lease ran out. */
+const STALLED_HEADS = `
+  SELECT message_id FROM (
+    SELECT DISTINCT ON (channel_account_id, customer_id) message_id, status, sending_since, next_attempt_at, updated_at
+      FROM message_deliveries WHERE status IN ('queued', 'sending')
+     ORDER BY channel_account_id, customer_id, queued_at, message_id
+  ) head
+   WHERE (status = 'queued' AND COALESCE(next_attempt_at, updated_at) < now() - interval '5 seconds')
+      OR (status = 'sending' AND sending_since < now() - make_interval(secs => $1))
+   LIMIT 500`;
+
+type SendOutcome = 'sent' | 'failed' | 'skipped';
+
+/**
+ * Delivers outbound messages to their provider, one Bull job per message (CHANNEL_SENDS_QUEUE). A
+ * customer's messages on an account leave one at a time in conversation order, whichever worker holds
+ * which job: a send is claimed only by the head of its conversation (CLAIM), and each settled send
+ * queues the next one. Retries: 429, 5xx and network faults go back to `queued` and Bull tries again
+ * with the provider's Retry-After or an exponential backoff; any other refusal fails the message with
+ * the provider's code, as does the last attempt. Sends per account are limited across workers
+ * (CHANNEL_SEND_RATE per second, counted in Redis).
+ */
+@Injectable()
+export class ChannelSender {
+  private readonly logger = new Logger(ChannelSender.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectQueue(CHANNEL_SENDS_QUEUE) private readonly queue: Queue,
+    private readonly accounts: ChannelAccountsService,
+    private readonly rateLimiter: RateLimiter,
+    private readonly config: AppConfig,
+  ) {}
+
+  async send(job: Job<SendJob>): Promise<SendOutcome> {
+    const { messageId } = job.data;
+    const [claim] = (await this.dataSource.query(CLAIM, [messageId, leaseSeconds(this.config)])) as {
+      message_id: string;
+      previous: string;
+      kind: string;
+      channel_account_id: string;
+      customer_id: string;
+      content: string;
+      metadata: { template?: { name: string; language: string; components?: unknown[] } };
+      customer_ref: string;
+    }[];
+    if (!claim) return 'skipped';
+    if (claim.previous === 'sending') {
+      resumedSends.inc();
+      this.logger.warn(`Message ${messageId}: sending again after an attempt that may have reached the provider (a possible duplicate)`);
+    }
+
+    const account = await this.accounts.findById(claim.channel_account_id);
+    const connector = account ? connectorFor(account.provider) : undefined;
+    if (!account || !connector) {
+      await this.fail(messageId, ChannelErrorCodes.accountDeleted, 'The channel account was deleted');
+      return 'failed';
+    }
+    const content: OutboundContent =
+      claim.kind === 'template' && claim.metadata.template ? { kind: 'template', template: claim.metadata.template } : { kind: 'text', text: claim.content };
+    try {
+      await this.throttle(account.id);
+      const { providerMessageId } = await connector.send({
+        baseUrl: this.config.channels.apiUrls[account.provider as keyof AppConfig['channels']['apiUrls']],
+        credentials: this.accounts.credentialsOf(account),
+        to: claim.customer_ref,
+        content,
+        timeoutMs: this.config.channels.sendTimeoutMs,
+      });
+      const next = (await this.dataSource.query(ACCEPTED, [messageId, providerMessageId])) as { message_id: string }[];
+      await this.queueNext(next, messageId);
+      return 'sent';
+    } catch (error) {
+      if (!(error instanceof ProviderSendError)) throw error;
+      const { code, title, retryAfterMs } = error.details;
+      const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      if (error.retryable && !lastAttempt) {
+        const delay = retryAfterMs ?? 0;
+        await this.dataSource.query(RETRY_LATER, [messageId, delay, code ?? null, title ?? error.message]);
+        this.logger.log(`Message ${messageId}: ${error.message}; trying again`);
+        // Bull's backoff strategy reads retryAfterMs off the error.
+        throw Object.assign(new Error(error.message), { retryAfterMs });
+      }
+      await this.fail(messageId, code ?? ChannelErrorCodes.sendFailed, title ?? error.message);
+      return 'failed';
+    }
+  }
+
+  /** The sweep: queue again the conversation heads whose job was lost. Returns how many. */
+  async requeueStalled(): Promise<number> {
+    const rows = (await this.dataSource.query(STALLED_HEADS, [leaseSeconds(this.config)])) as { message_id: string }[];
+    if (rows.length === 0) return 0;
+    // One job per message per 10 s however many workers sweep.
+    const slot = Math.floor(Date.now() / 10_000);
+    await this.queue.addBulk(
+      rows.map((r) => ({ name: ChannelSendJobs.send, data: { messageId: r.message_id } satisfies SendJob, opts: { ...SEND_JOB_OPTIONS, jobId: `send:${r.message_id}:sweep:${slot}` } })),
+    );
+    return rows.length;
+  }
+
+  private async fail(messageId: string, code: string, title: string): Promise<void> {
+    const next = (await this.dataSource.query(FAILED, [messageId, code, title])) as { message_id: string }[];
+    this.logger.warn(`Message ${messageId} failed: ${code} ${title}`);
+    await this.queueNext(next, messageId);
+  }
+
+  /** The conversation's next message, queued under an id of its own (its first job may still be finishing). */
+  private async queueNext(next: { message_id: string }[], after: string): Promise<void> {
+    if (next.length === 0) return;
+    await this.queue.addBulk(
+      next.map((n) => ({ name: ChannelSendJobs.send, data: { messageId: n.message_id } satisfies SendJob, opts: { ...SEND_JOB_OPTIONS, jobId: `send:${n.message_id}:after:${after}` } })),
+    );
+  }
+
+  /** Waits for a slot of the account's per-second send budget (shared by every worker through Redis). */
+  private async throttle(accountId: string): Promise<void> {
+    for (;;) {
+      const result = await this.rateLimiter.hit('channel-send', accountId, this.config.channels.sendRate, 1);
+      if (!result || result.allowed) return;
+      await sleep(Math.max(5, Math.min(1000, result.resetAt * 1000 - Date.now())));
+    }
+  }
+}
