@@ -191,6 +191,7 @@ function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {
       .addTag('Inbound', 'Where workflows are started from outside: inbound messages and webhooks (api triggers fire under Triggers)')
       .addTag('Customers', 'Customers met on the channels, and their messages')
       .addTag('Knowledge bases', 'Question and answer entries the ai_response node answers from')
+      .addTag('Channel accounts', 'WhatsApp numbers, Instagram accounts and phone lines the service talks through: sealed credentials, the webhook URL to paste into the provider\'s console')
       .addTag('Webhooks', 'Outbound webhooks: subscriptions, signed deliveries with retries, delivery logs')
       .addTag('Analytics', 'Figures computed from what the service recorded: workflow metrics, performance, engagement, journeys, realtime, reports and exports')
       .addTag('Operations', 'Health probes')

@@ -58,6 +58,8 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   workflow_outcome_changes: 'rollups',
   execution_step_changes: 'rollups',
   message_changes: 'rollups',
+  channel_webhook_payloads: 'channels',
+  message_deliveries: 'channels',
 };
 
 /**
@@ -94,6 +96,24 @@ const ALLOWED: { module: string; table: string; access: Access; why: string }[] 
     access: 'read' as const,
     why: 'execution metrics are SQL over the executions\' rows and their rollups (src/execution-metrics/README.md); reads only',
   })),
+  {
+    module: 'channels',
+    table: 'messages',
+    access: 'write',
+    why: "the sender records the provider's message id on the message it sent; statuses find their message by it, and an inbound payload its duplicates (src/channels/README.md)",
+  },
+  {
+    module: 'channels',
+    table: 'customers',
+    access: 'read',
+    why: "a send reads the customer's address at the provider, a status event its external id (src/channels/README.md)",
+  },
+  {
+    module: 'channels',
+    table: 'workflows',
+    access: 'read',
+    why: "an account's settings.workflow_id must be a workflow of the organization (src/channels/README.md)",
+  },
   {
     module: 'rate-limits',
     table: 'triggers',

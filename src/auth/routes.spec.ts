@@ -109,8 +109,12 @@ function applicationRoutes(): Promise<Route[]> {
 
 /** /v1 routes that take any credential rather than a resource and action (`/v1/me`: who the caller is). */
 const ANY_CREDENTIAL_V1 = ['GET /v1/me'];
-/** /v1 routes without a bearer credential: inbound webhooks, signed with the trigger's secret (docs/API.md, "Inbound endpoints"). */
-const PUBLIC_V1 = ['ALL /v1/hooks/:trigger_id'];
+/**
+ * /v1 routes without a bearer credential: inbound webhooks, signed with the trigger's secret (docs/API.md, "Inbound
+ * endpoints"), and the channel accounts' provider webhooks, signed by the provider with the account's app secret
+ * (docs/channels.md).
+ */
+const PUBLIC_V1 = ['ALL /v1/hooks/:trigger_id', 'GET /v1/channel-accounts/:account_id/webhook', 'POST /v1/channel-accounts/:account_id/webhook'];
 /** Path prefixes whose routes must declare a rate-limit class of their own resource, and the classes allowed. */
 const CLASSED_AREAS: { prefix: string; group: string; classes: string[] }[] = [
   { prefix: '/v1/workflows', group: 'workflows', classes: ['read', 'write', 'delete', 'execution'] },
@@ -225,8 +229,9 @@ describe('route access declarations', () => {
     for (const route of await applicationRoutes()) {
       const classPath = String(Reflect.getMetadata(PATH_METADATA, route.controller) ?? '').replace(/^\/+/, '');
       const { isPublic } = access(route);
-      // Inbound webhooks (signed with the trigger's secret) are the one /v1 area without a bearer credential.
-      if (classPath.startsWith('v1/') && isPublic && !classPath.startsWith('v1/hooks')) problems.push(`${route.where} is public under /v1`);
+      // Inbound webhooks (signed with the trigger's secret) and providers' webhooks are the /v1 areas without a bearer credential.
+      const providerHook = PUBLIC_V1.some((r) => route.where.includes(`(${r})`));
+      if (classPath.startsWith('v1/') && isPublic && !classPath.startsWith('v1/hooks') && !providerHook) problems.push(`${route.where} is public under /v1`);
     }
     expect(problems).toEqual([]);
   });

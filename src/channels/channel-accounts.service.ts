@@ -4,6 +4,7 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import type { DataSource, Repository } from 'typeorm';
 import { SecretBox } from '../common/crypto/secret-box.js';
 import { isUuid } from '../common/ids/uuid.js';
+import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
 import { AppConfig } from '../config/app-config.js';
 import { parseChannelAndProvider, parseCredentials, parseSettings, parseVerifyToken } from './channel-account-input.js';
 import { ChannelAccountNotFoundError, ChannelErrorCodes, InvalidChannelAccountError } from './channels.errors.js';
@@ -113,8 +114,18 @@ export class ChannelAccountsService {
     const account = await this.getOwned(organizationId, id);
     await this.dataSource.transaction(async (manager) => {
       await manager.query(
-        `UPDATE message_deliveries SET status = 'failed', failed_at = now(), updated_at = now(), error_code = $2, error_title = 'The channel account was deleted'
-          WHERE channel_account_id = $1 AND status IN ('queued', 'sending')`,
+        `WITH failed AS (
+           UPDATE message_deliveries SET status = 'failed', failed_at = now(), updated_at = now(), error_code = $2, error_title = 'The channel account was deleted'
+            WHERE channel_account_id = $1 AND status IN ('queued', 'sending')
+           RETURNING message_id, organization_id, customer_id, execution_id, failed_at
+         )
+         ${INSERT_OUTBOX_EVENTS}
+         SELECT f.organization_id, 'message.failed',
+                jsonb_build_object('message_id', f.message_id, 'customer_id', c.external_id, 'channel', m.channel, 'channel_account_id', $1::uuid,
+                                   'provider_message_id', NULL, 'execution_id', f.execution_id, 'status', 'failed',
+                                   'timestamp', to_char(f.failed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                                   'error', jsonb_build_object('code', $2::text, 'title', 'The channel account was deleted'))
+           FROM failed f JOIN messages m ON m.id = f.message_id JOIN customers c ON c.id = f.customer_id`,
         [account.id, ChannelErrorCodes.accountDeleted],
       );
       await manager.delete(ChannelAccount, { id: account.id, organizationId });

@@ -3,6 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { uuidv7 } from '../common/ids/uuid-v7.js';
+import { isoTime } from '../common/iso-time.js';
 import { AppConfig } from '../config/app-config.js';
 import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
 import { RateLimiter, type RateLimitResult } from '../rate-limits/rate-limiter.js';
@@ -219,7 +220,7 @@ export class ChannelInboundService {
               content: message.text ?? '',
               metadata: {
                 type: message.type,
-                provider_timestamp: message.timestamp.toISOString(),
+                provider_timestamp: isoTime(message.timestamp),
                 ...(message.profileName ? { profile_name: message.profileName } : {}),
                 ...(message.details ? { details: message.details } : {}),
               },
@@ -246,7 +247,7 @@ export class ChannelInboundService {
     const input = [...furthest.values()].map((s) => ({
       provider_message_id: s.providerMessageId,
       status: s.status,
-      at: s.timestamp.toISOString(),
+      at: isoTime(s.timestamp),
       error_code: s.error?.code ?? null,
       error_title: s.error?.title ?? null,
     }));

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
-import { CHANNEL_SENDS_QUEUE, ChannelSendJobs, SEND_JOB_OPTIONS, type SendJob } from '../executions/channels/channel-sends.queue.js';
+import { CHANNEL_SENDS_QUEUE, ChannelSendJobs, SEND_JOB_OPTIONS, sendBackoffMs, type SendJob } from '../executions/channels/channel-sends.queue.js';
 import { metricsRegistry } from '../metrics/metrics.middleware.js';
 import { RateLimiter } from '../rate-limits/rate-limiter.js';
 import { ChannelAccountsService } from './channel-accounts.service.js';
@@ -93,6 +93,8 @@ const RETRY_LATER = `
          error_code = $3, error_title = $4, updated_at = now()
    WHERE message_id = $1 AND status = 'sending'`;
 
+const RENEW_LEASE = `UPDATE message_deliveries SET sending_since = now() WHERE message_id = $1 AND status = 'sending'`;
+
 /** Heads of conversations left without a live job: queued and untouched for a while, or claimed by an attempt whose lease ran out. */
 const STALLED_HEADS = `
   SELECT message_id FROM (
@@ -154,7 +156,8 @@ export class ChannelSender {
     const content: OutboundContent =
       claim.kind === 'template' && claim.metadata.template ? { kind: 'template', template: claim.metadata.template } : { kind: 'text', text: claim.content };
     try {
-      await this.throttle(account.id);
+      // A wait for the account's send budget renews the lease, so that it never runs out before the send.
+      if (await this.throttle(account.id)) await this.dataSource.query(RENEW_LEASE, [messageId]);
       const { providerMessageId } = await connector.send({
         baseUrl: this.config.channels.apiUrls[account.provider as keyof AppConfig['channels']['apiUrls']],
         credentials: this.accounts.credentialsOf(account),
@@ -170,7 +173,8 @@ export class ChannelSender {
       const { code, title, retryAfterMs } = error.details;
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       if (error.retryable && !lastAttempt) {
-        const delay = retryAfterMs ?? 0;
+        // The delay Bull's backoff will wait, recorded so that the sweep leaves the message to its job meanwhile.
+        const delay = sendBackoffMs(job.attemptsMade + 1, retryAfterMs);
         await this.dataSource.query(RETRY_LATER, [messageId, delay, code ?? null, title ?? error.message]);
         this.logger.log(`Message ${messageId}: ${error.message}; trying again`);
         // Bull's backoff strategy reads retryAfterMs off the error.
@@ -207,11 +211,11 @@ export class ChannelSender {
     );
   }
 
-  /** Waits for a slot of the account's per-second send budget (shared by every worker through Redis). */
-  private async throttle(accountId: string): Promise<void> {
-    for (;;) {
+  /** Waits for a slot of the account's per-second send budget (shared by every worker through Redis); true when it had to wait. */
+  private async throttle(accountId: string): Promise<boolean> {
+    for (let waited = false; ; waited = true) {
       const result = await this.rateLimiter.hit('channel-send', accountId, this.config.channels.sendRate, 1);
-      if (!result || result.allowed) return;
+      if (!result || result.allowed) return waited;
       await sleep(Math.max(5, Math.min(1000, result.resetAt * 1000 - Date.now())));
     }
   }

@@ -6,12 +6,12 @@ import { ChannelAccountsModule } from './channel-accounts.module.js';
 import { ChannelInboundService } from './channel-inbound.service.js';
 import { ChannelSender } from './channel-sender.service.js';
 import { ChannelSendsProcessor } from './channel-sends.processor.js';
-import { ChannelWebhooksController } from './channel-webhooks.controller.js';
+import { ChannelAccountWebhooksController } from './channel-account-webhooks.controller.js';
 
 /** Provider webhooks in (verified, stored, applied through the triggers module's conversation path). */
 @Module({
   imports: [ChannelAccountsModule, TriggersModule, BullModule.registerQueue({ name: CHANNEL_SENDS_QUEUE, settings: channelSendsQueueSettings })],
-  controllers: [ChannelWebhooksController],
+  controllers: [ChannelAccountWebhooksController],
   providers: [ChannelInboundService, ChannelSender],
   exports: [ChannelInboundService, ChannelSender, BullModule],
 })

@@ -88,7 +88,7 @@ export const EVENT_DATA_SCHEMAS: Record<EventType, { description: string; schema
         execution_id: { type: 'string', format: 'uuid', nullable: true, description: 'The running execution the message was kept for, else null' },
         channel_account_id: str('Only for a message that came through a channel account', { format: 'uuid' }),
         provider_message_id: str("Only for a message from a provider: the provider's id of it"),
-        type: str("Only for a message from a provider: its type (text, interactive, button, image, audio, video, document, sticker, location, reaction, ...); only text, interactive and button replies resume executions and match triggers"),
+        type: str("Only for a message from a provider: its type (text, interactive, button, image, audio, video, document, sticker, location, reaction, ...); only a message with text (a text, an interactive or button reply, an Instagram quick reply or postback) resumes executions and matches triggers"),
       },
       ['message_id', 'customer_id', 'channel', 'content', 'language', 'execution_id'],
     ),

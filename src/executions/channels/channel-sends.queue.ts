@@ -10,8 +10,6 @@ export const CHANNEL_SENDS_QUEUE = 'channel-sends';
 export const ChannelSendJobs = {
   /** Send one outbound message if it heads its customer's conversation on its account. */
   send: 'send',
-  /** Periodic: queue again the sends whose job was lost (Redis down at commit, a worker gone). */
-  sweep: 'sweep',
 } as const;
 
 export interface SendJob {
@@ -21,7 +19,7 @@ export interface SendJob {
 /** The name of the backoff strategy that honours a provider's Retry-After (registered with the queue). */
 export const PROVIDER_BACKOFF = 'provider';
 
-/** Attempts of one send before the message fails: with the backoff below, about 12 minutes of faults. */
+/** Attempts of one send before the message fails: with the backoff below, about 8 minutes of waits between them. */
 export const SEND_ATTEMPTS = 15;
 
 export const SEND_JOB_OPTIONS: JobOptions = {

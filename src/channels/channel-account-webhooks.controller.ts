@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/decorators/access.decorators.js';
 import { ApiErrors } from '../common/http/api-docs.js';
@@ -13,15 +13,14 @@ import { ChannelInboundService } from './channel-inbound.service.js';
  */
 @ApiTags('Inbound')
 @Controller('v1/channel-accounts')
-export class ChannelWebhooksController {
+export class ChannelAccountWebhooksController {
   constructor(private readonly inbound: ChannelInboundService) {}
 
   @Get(':account_id/webhook')
   @Public()
   @NoRateLimit('answered from the account alone; a wrong token is 403')
   @ApiOperation({ summary: "Meta's webhook verification: hub.mode=subscribe and the account's hub.verify_token echo hub.challenge (text/plain)" })
-  @ApiProduces('text/plain')
-  @ApiResponse({ status: 200, description: 'hub.challenge, as text/plain' })
+  @ApiResponse({ status: 200, description: 'hub.challenge, as text/plain', content: { 'text/plain': { schema: { type: 'string', example: '1158201444' } } } })
   @ApiResponse({ status: 403, description: 'VERIFICATION_FAILED' })
   @ApiErrors(404)
   async verify(@Param('account_id') accountId: string, @Query() query: Record<string, unknown>, @Res() res: Response) {
@@ -36,7 +35,11 @@ export class ChannelWebhooksController {
   @ApiOperation({
     summary: "Meta's payloads (WhatsApp Cloud API, Instagram Messaging): X-Hub-Signature-256 = sha256= + hex HMAC-SHA256 of the raw body with the app secret; 200 once stored",
   })
-  @ApiResponse({ status: 200, description: 'Stored; applied right after' })
+  @ApiResponse({
+    status: 200,
+    description: 'Stored; applied right after',
+    schema: { type: 'object', properties: { received: { type: 'boolean', enum: [true] } }, required: ['received'], additionalProperties: false },
+  })
   @ApiResponse({ status: 401, description: 'INVALID_SIGNATURE: nothing was stored' })
   @ApiErrors(400, 404, 429)
   async receive(@Param('account_id') accountId: string, @Req() req: Request & { rawBody?: Buffer }, @Res({ passthrough: true }) res: Response) {
