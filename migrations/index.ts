@@ -30,6 +30,7 @@ import { RollupFolding1770000000000 } from './1770000000000-RollupFolding.js';
 import { OutboxPolled1770100000000 } from './1770100000000-OutboxPolled.js';
 import { OutboxPurgeByKey1770200000000 } from './1770200000000-OutboxPurgeByKey.js';
 import { ChannelAccounts1770300000000 } from './1770300000000-ChannelAccounts.js';
+import { DeliveryRollups1770400000000 } from './1770400000000-DeliveryRollups.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -62,4 +63,5 @@ export const MIGRATIONS = [
   OutboxPolled1770100000000,
   OutboxPurgeByKey1770200000000,
   ChannelAccounts1770300000000,
+  DeliveryRollups1770400000000,
 ];

@@ -60,6 +60,7 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   message_changes: 'rollups',
   channel_webhook_payloads: 'channels',
   message_deliveries: 'channels',
+  workflow_delivery_hours: 'channels',
 };
 
 /**
@@ -70,7 +71,7 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
  */
 const ALLOWED: { module: string; table: string; access: Access; why: string }[] = [
   ...['customers', 'messages', 'execution_steps', 'workflow_executions', 'trigger_executions', 'workflow_execution_hours', 'workflow_execution_days', 'workflows',
-    'workflow_versions', 'triggers', 'webhooks', 'webhook_delivery_attempts', 'organizations'].map((table) => ({
+    'workflow_versions', 'triggers', 'webhooks', 'webhook_delivery_attempts', 'organizations', 'channel_accounts', 'message_deliveries', 'workflow_delivery_hours'].map((table) => ({
     module: 'analytics',
     table,
     access: 'read' as const,

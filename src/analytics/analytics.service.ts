@@ -13,6 +13,7 @@ import { EngagementRepository } from './engagement.repository.js';
 import { JourneysRepository, type JourneyNodeRow, type OutcomeRow } from './journeys.repository.js';
 import { PerformanceRepository } from './performance.repository.js';
 import { RealtimeRepository } from './realtime.repository.js';
+import type { DeliveryCounts } from './workflow-analytics.repository.js';
 import { WorkflowAnalyticsRepository, type GroupRow } from './workflow-analytics.repository.js';
 import {
   WORKFLOW_METRICS,
@@ -77,6 +78,19 @@ function groupFigures(row: GroupRow): GroupFigures {
 const EMPTY_ROW: Omit<GroupRow, 'kind' | 'key'> = {
   executions: 0, successful: 0, failed: 0, success_rate: null, average_duration_ms: null, messages_sent: 0, messages_received: 0, unique_customers: 0,
 };
+
+const DELIVERY_METRICS = ['messages_delivered', 'messages_read', 'delivery_rate', 'read_rate'] as const;
+
+/** Delivery figures from the counts: null where no send through a provider has settled (or they were not asked for). */
+export function deliveryFigures(d: DeliveryCounts | null): Pick<Required<WorkflowAnalyticsMetrics>, (typeof DELIVERY_METRICS)[number]> {
+  if (!d || d.concluded === 0) return { messages_delivered: null, messages_read: null, delivery_rate: null, read_rate: null };
+  return {
+    messages_delivered: d.delivered,
+    messages_read: d.read,
+    delivery_rate: d.delivered / d.concluded,
+    read_rate: d.delivered === 0 ? null : d.read / d.delivered,
+  };
+}
 
 /** Where trends split a period: its middle, down to the hour (so that rollup hours fall wholly in one half). */
 export function halfway(p: { start: Date; end: Date }): Date {
@@ -146,12 +160,14 @@ export class AnalyticsService {
     const selected = selectMetrics(query.metrics);
     const middle = halfway(p);
     const split = wholeHourOffsets(p.timezone, p.start, p.end) ? hourSplit(p.start, p.end) : rawOnly(p);
-    const [rows, customers, satisfaction, groups, buckets] = await Promise.all([
+    const wantsDeliveries = selected.some((m) => (DELIVERY_METRICS as readonly string[]).includes(m));
+    const [rows, customers, satisfaction, groups, buckets, deliveries] = await Promise.all([
       this.workflowAnalytics.workflowCounts(org, workflow.id, split, p.timezone, p.granularity, middle),
       this.workflowCustomers(org, workflow.id, p),
       selected.includes('customer_satisfaction') ? this.workflowAnalytics.workflowSatisfaction(org, workflow.id, p.start, p.end) : null,
       query.group_by && query.group_by.length > 0 ? this.workflowAnalytics.workflowGroups(org, workflow.id, p.start, p.end) : [],
       this.workflowAnalytics.buckets(p.start, p.end, p.timezone, p.granularity),
+      wantsDeliveries ? this.workflowAnalytics.workflowDeliveries(org, workflow.id, p.start, p.end) : null,
     ]);
     const customersIn = new Map(customers.map((c) => [c.kind === 'total' ? null : c.key, c.unique_customers]));
     const total = rows.find((r) => r.kind === 'total') ?? { kind: 'total', key: null, ...EMPTY_ROW };
@@ -168,6 +184,7 @@ export class AnalyticsService {
       unique_customers: customersIn.get(null) ?? 0,
       customer_satisfaction: satisfaction,
       channel_breakdown: channels,
+      ...deliveryFigures(deliveries),
     };
     const metrics: WorkflowAnalyticsMetrics = {};
     for (const name of selected) (metrics as Record<string, unknown>)[name] = all[name];
@@ -357,10 +374,11 @@ export class AnalyticsService {
   async realtime(org: string, query: RealtimeQuery, now = new Date()): Promise<RealtimeResponse> {
     await this.timezone(query.timezone);
     const includeSystem = query.include_system ?? true;
-    const [data, activeWorkflows, health] = await Promise.all([
+    const [data, activeWorkflows, health, accounts] = await Promise.all([
       this.realtimeFigures.realtime(org, query.workflow_id ?? null, query.channel ?? null, now),
       this.workflows.countActive(org, query.workflow_id),
       this.recentHealth.get(),
+      this.realtimeFigures.accountBacklogs(org, query.channel ?? null),
     ]);
     const response: RealtimeResponse = {
       timestamp: isoTime(now),
@@ -373,6 +391,13 @@ export class AnalyticsService {
       },
       workflow_metrics: data.workflows,
       channel_metrics: Object.fromEntries(data.channels.map((c) => [c.channel, { active_conversations: c.active_conversations, messages_in_last_hour: c.messages_in_last_hour }])),
+      channel_account_metrics: accounts.map((a) => ({
+        channel_account_id: a.channel_account_id,
+        name: a.name,
+        channel: a.channel,
+        send_backlog: a.send_backlog,
+        oldest_queued_at: a.oldest_queued_at === null ? null : isoTime(a.oldest_queued_at),
+      })),
     };
     if (includeSystem) {
       response.system_metrics = { cpu_usage: this.readings.cpuUsage(), memory_usage: this.readings.memoryUsage(), api_response_time_ms: this.readings.apiResponseTimeMs() };

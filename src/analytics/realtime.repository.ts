@@ -70,13 +70,41 @@ const REALTIME = new SqlStatement<RealtimeRow>(`
          COALESCE((SELECT json_agg(json_build_object('channel', channel, 'active_conversations', running, 'messages_in_last_hour', messages)
                                     ORDER BY channel) FROM channels), '[]'::json) AS channels`);
 
+export interface AccountBacklogRow {
+  channel_account_id: string;
+  name: string;
+  channel: string;
+  send_backlog: number;
+  oldest_queued_at: Date | null;
+}
+
+/**
+ * Each channel account of the organization (`$2`: one channel, or all) with its sends not yet settled
+ * (queued, or being sent) and the oldest of them: by the partial index of pending sends, so a year of
+ * settled sends is never read. At most 100 accounts, the longest backlogs first.
+ */
+const ACCOUNT_BACKLOGS = new SqlStatement<AccountBacklogRow>(`
+  SELECT a.id AS channel_account_id, a.name, a.channel, COALESCE(p.n, 0)::int AS send_backlog, p.oldest AS oldest_queued_at
+    FROM channel_accounts a
+    LEFT JOIN LATERAL (
+      SELECT count(*) AS n, min(d.queued_at) AS oldest FROM message_deliveries d
+       WHERE d.channel_account_id = a.id AND d.status IN ('queued', 'sending')
+    ) p ON true
+   WHERE a.organization_id = $1 AND ($2::text IS NULL OR a.channel = $2)
+   ORDER BY send_backlog DESC, a.created_at, a.id
+   LIMIT 100`);
+
 /** The statements as sent, for EXPLAIN scripts. */
-export const REALTIME_STATEMENTS = { REALTIME };
+export const REALTIME_STATEMENTS = { REALTIME, ACCOUNT_BACKLOGS };
 
 /** The statement of `GET /v1/analytics/realtime`. */
 @Injectable()
 export class RealtimeRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  accountBacklogs(org: string, channel: string | null): Promise<AccountBacklogRow[]> {
+    return ACCOUNT_BACKLOGS.run(this.dataSource, [org, channel]);
+  }
 
   async realtime(org: string, workflowId: string | null, channel: string | null, now: Date): Promise<RealtimeRow> {
     return (await REALTIME.run(this.dataSource, [org, workflowId, channel, new Date(now.getTime() - 3_600_000)]))[0];

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { SqlStatement } from '../database/sql-statement.js';
-import type { HourSplit } from '../common/period-split.js';
+import { hourSplit, type HourSplit } from '../common/period-split.js';
 import { distinctCustomers, journeySplit, meanRating, splitValues, STATUS_FIGURES, WORKFLOW_EXECUTIONS, type JourneySplit } from './analytics-sql.js';
 
 export interface GroupRow {
@@ -170,6 +170,29 @@ const WORKFLOW_GROUPS = new SqlStatement<GroupRow>(`
     FROM e
    GROUP BY GROUPING SETS ((channel), (trigger_id), (status))`);
 
+/** Sends of a workflow's executions through channel accounts: settled (accepted or failed), delivered (or read), read. */
+export interface DeliveryCounts {
+  concluded: number;
+  delivered: number;
+  read: number;
+}
+
+/**
+ * The sends of a workflow's executions started in the period: the whole UTC hours `[$7, $8)` from
+ * workflow_delivery_hours (kept by the sends' own triggers, migration DeliveryRollups), the partial
+ * hours `[$3, $4)` and `[$5, $6]` from the sends, by their workflow and execution-start index.
+ */
+const WORKFLOW_DELIVERIES = new SqlStatement<DeliveryCounts>(`
+  SELECT COALESCE(sum(concluded), 0)::int AS concluded, COALESCE(sum(delivered), 0)::int AS delivered, COALESCE(sum(read), 0)::int AS read
+    FROM (
+      SELECT h.concluded, h.delivered, h.read FROM workflow_delivery_hours h
+       WHERE h.workflow_id = $2 AND h.organization_id = $1 AND h.hour >= $7 AND h.hour < $8
+      UNION ALL
+      SELECT (m.status IN ('sent', 'delivered', 'read', 'failed'))::int, (m.delivered_at IS NOT NULL)::int, (m.read_at IS NOT NULL)::int
+        FROM message_deliveries m
+       WHERE m.workflow_id = $2 AND m.organization_id = $1 AND (m.started_at >= $3 AND m.started_at < $4 OR m.started_at >= $5 AND m.started_at <= $6)
+    ) f`);
+
 /** The local buckets of a period, empty ones included: the key as in WORKFLOW_SUMMARY and the instant it starts. */
 const BUCKETS = new SqlStatement<{ key: string; start: Date }>(`
   SELECT to_char(b, 'YYYY-MM-DD"T"HH24:MI:SS') AS key, b AT TIME ZONE $3 AS start
@@ -250,6 +273,12 @@ export class WorkflowAnalyticsRepository {
 
   workflowGroups(org: string, workflowId: string, start: Date, end: Date): Promise<GroupRow[]> {
     return WORKFLOW_GROUPS.run(this.dataSource, [org, workflowId, start, end]);
+  }
+
+  async workflowDeliveries(org: string, workflowId: string, start: Date, end: Date): Promise<DeliveryCounts> {
+    const split = hourSplit(start, end);
+    const [row] = await WORKFLOW_DELIVERIES.run(this.dataSource, [org, workflowId, split.rawFrom, split.rawTo, split.rawFrom2, split.rawTo2, split.hoursFrom, split.hoursTo]);
+    return row ?? { concluded: 0, delivered: 0, read: 0 };
   }
 
   buckets(start: Date, end: Date, tz: string, granularity: string): Promise<{ key: string; start: Date }[]> {

@@ -7,12 +7,13 @@
 
 /**
  * Queues a send for each row of `source`: (message_id, organization_id, channel_account_id, customer_id,
- * execution_id, workflow_id, kind, queued_at), queued_at being the message's own created_at (the
- * conversation's order).
+ * execution_id, workflow_id, channel, started_at, kind, queued_at), queued_at being the message's own
+ * created_at (the conversation's order) and started_at its execution's start (the hour its delivery
+ * figures count in).
  */
 export function queueDeliveries(source: string): string {
-  return `INSERT INTO message_deliveries (message_id, organization_id, channel_account_id, customer_id, execution_id, workflow_id, kind, queued_at)
-    SELECT message_id, organization_id, channel_account_id, customer_id, execution_id, workflow_id, kind, queued_at FROM (${source}) d`;
+  return `INSERT INTO message_deliveries (message_id, organization_id, channel_account_id, customer_id, execution_id, workflow_id, channel, started_at, kind, queued_at)
+    SELECT message_id, organization_id, channel_account_id, customer_id, execution_id, workflow_id, channel, started_at, kind, queued_at FROM (${source}) d`;
 }
 
 /**

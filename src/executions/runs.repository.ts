@@ -62,7 +62,7 @@ const COMMIT = new SqlStatement<{ id: string }>(
      -- the plan stays cached (named statement) however big the table grows. So each row is found
      -- by primary key.
      WHERE e.id = ANY (ARRAY[i.id]) AND e.xmin = ANY (ARRAY[i.version::xid])
-    RETURNING e.id, e.customer_id, e.trigger_execution_id, e.workflow_id, e.status, e.completed_at, i.trigger_error, i.customer_attributes
+    RETURNING e.id, e.customer_id, e.trigger_execution_id, e.workflow_id, e.status, e.started_at, e.completed_at, i.trigger_error, i.customer_attributes
   ), steps AS (
     INSERT INTO execution_steps (execution_id, node_id, type, status, started_at, completed_at, duration_ms, input, output, attempt, created_at)
     SELECT e.id, s.node_id, s.type, s.status, s.started_at, s.completed_at, s.duration_ms, s.input, s.output, s.attempt,
@@ -72,7 +72,7 @@ const COMMIT = new SqlStatement<{ id: string }>(
       JOIN execution e ON e.id = s.execution_id
     ON CONFLICT (execution_id, node_id) DO NOTHING
   ), outbound AS (
-    SELECT m.*, e.workflow_id, (SELECT at FROM clock) + m.ord * interval '1 microsecond' AS at
+    SELECT m.*, e.workflow_id, e.started_at, (SELECT at FROM clock) + m.ord * interval '1 microsecond' AS at
       FROM jsonb_to_recordset($3::jsonb) AS m(execution_id uuid, id uuid, organization_id uuid, customer_id uuid, channel varchar,
                                                content text, node_id varchar, ord int, channel_account_id uuid, kind varchar, metadata jsonb)
       JOIN execution e ON e.id = m.execution_id
@@ -81,7 +81,7 @@ const COMMIT = new SqlStatement<{ id: string }>(
     SELECT id, organization_id, customer_id, channel, 'outbound', content, execution_id, node_id, at, channel_account_id, metadata FROM outbound
   ), deliveries AS (
     -- A message through a channel account is queued for the sender (ChannelSendDispatcher, after the commit).
-    ${queueDeliveries(`SELECT id AS message_id, organization_id, channel_account_id, customer_id, execution_id, workflow_id, kind, at AS queued_at
+    ${queueDeliveries(`SELECT id AS message_id, organization_id, channel_account_id, customer_id, execution_id, workflow_id, channel, started_at, kind, at AS queued_at
                          FROM outbound WHERE channel_account_id IS NOT NULL`)}
   ), consumed AS (
     UPDATE messages m SET consumed_at = now()

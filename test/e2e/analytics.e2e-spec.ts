@@ -142,6 +142,11 @@ describe('analytics', () => {
         unique_customers: 4,
         customer_satisfaction: 11 / 3, // ratings 4, 2, 5 (e2 answered nothing)
         channel_breakdown: { whatsapp: 4, instagram: 1, unknown: 1 },
+        // Nothing of this workflow went through a channel account.
+        messages_delivered: null,
+        messages_read: null,
+        delivery_rate: null,
+        read_rate: null,
       });
       // Halves split at 2025-06-04T12:00: 3 and 3 executions; success 2/3 then 1/2; mean duration 2000 then 5000.
       expect(d.trends).toEqual({ execution_trend: 'stable', success_rate_trend: 'decreasing', duration_trend: 'increasing' });

@@ -292,6 +292,52 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
       expect(detail.find((s) => s.node_id === 'hello')?.output).toMatchObject({ message_sent: true, delivery_status: 'read', provider_message_id: wamid });
       const customerRow = await db.query(`SELECT attributes FROM customers WHERE organization_id = $1 AND external_id = $2`, [org.id, customer]);
       expect(customerRow[0].attributes.order_number).toBe('A-1234');
+
+      // Analytics from the delivery truth: three sends settled, the first delivered and read.
+      const today = new Date().toISOString().slice(0, 10);
+      const analytics = await t.http
+        .get(`/v1/analytics/workflows/${workflowId}`)
+        .query({ start_date: today, end_date: today, metrics: 'messages_delivered,messages_read,delivery_rate,read_rate,total_messages_sent' })
+        .set(org.auth('read_only'));
+      expect(analytics.status).toBe(200);
+      expect(analytics.body.data.metrics).toEqual({ total_messages_sent: 3, messages_delivered: 1, messages_read: 1, delivery_rate: 1 / 3, read_rate: 1 });
+    });
+
+    it('keeps the delivery rollups equal to the sends, and shows each account\'s send backlog', async () => {
+      const account = await whatsappAccount();
+      await keywordWorkflow('backlog', [{ id: 'm', type: 'message', content: 'held' }]);
+      const customer = nextNumber();
+      let release!: () => void;
+      fake.hold = new Promise<void>((resolve) => (release = resolve));
+      try {
+        await post(account.id, whatsappMessagesPayload(account.phone, [{ from: customer, id: `wamid.bl-${seq}`, text: 'backlog please' }]));
+        await waitFor('held at the provider', async () => fake.requests.some((r) => (r.body as { to?: string })?.to === customer));
+        const realtime = await t.http.get('/v1/analytics/realtime').query({ channel: 'whatsapp' }).set(org.auth('read_only'));
+        expect(realtime.status).toBe(200);
+        const row = realtime.body.data.channel_account_metrics.find((a: { channel_account_id: string }) => a.channel_account_id === account.id);
+        expect(row).toMatchObject({ channel: 'whatsapp', send_backlog: 1 });
+        expect(row.oldest_queued_at).toMatch(/Z$/);
+      } finally {
+        fake.hold = undefined;
+        release();
+      }
+      await waitFor('sent', async () => received(customer).length === 1);
+      const raw = await db.query(`
+        SELECT workflow_id, date_trunc('hour', started_at, 'UTC') AS hour, channel,
+               count(*) FILTER (WHERE status IN ('sent', 'delivered', 'read', 'failed'))::int AS concluded,
+               count(delivered_at)::int AS delivered, count(read_at)::int AS read
+          FROM message_deliveries WHERE organization_id = $1 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`, [org.id]);
+      const rolled = await db.query(
+        `SELECT workflow_id, hour, channel, concluded, delivered, read FROM workflow_delivery_hours
+          WHERE organization_id = $1 AND (concluded <> 0 OR delivered <> 0 OR read <> 0) ORDER BY 1, 2, 3`,
+        [org.id],
+      );
+      expect(raw.filter((r: { concluded: number; delivered: number; read: number }) => r.concluded + r.delivered + r.read > 0)).toEqual(rolled);
+      expect(rolled.length).toBeGreaterThan(0);
+      // A deletion takes its counts away.
+      await db.query(`DELETE FROM messages WHERE id IN (SELECT message_id FROM message_deliveries WHERE organization_id = $1 AND status = 'read')`, [org.id]);
+      const after = await db.query(`SELECT sum(read)::int AS read FROM workflow_delivery_hours WHERE organization_id = $1`, [org.id]);
+      expect(after[0].read).toBe(0);
     });
 
     it('retries a 429 after its Retry-After, and fails a permanent 400 with the provider code on the step', async () => {

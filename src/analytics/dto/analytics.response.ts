@@ -28,6 +28,14 @@ export class WorkflowAnalyticsMetrics {
   customer_satisfaction?: number | null;
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'integer' }, description: 'Executions per channel ("unknown" without one)', example: { whatsapp: 3 } })
   channel_breakdown?: Record<string, number>;
+  @ApiPropertyOptional({ type: 'integer', nullable: true, minimum: 0, description: "Messages the period's executions sent through a channel account that the provider reports delivered (or read); null when none of their sends has settled (accepted by the provider, or failed)" })
+  messages_delivered?: number | null;
+  @ApiPropertyOptional({ type: 'integer', nullable: true, minimum: 0, description: 'Of those, the ones the customer read; null as messages_delivered' })
+  messages_read?: number | null;
+  @ApiPropertyOptional({ type: Number, nullable: true, minimum: 0, maximum: 1, description: "delivered / settled sends (accepted by the provider, or failed); null when none has settled" })
+  delivery_rate?: number | null;
+  @ApiPropertyOptional({ type: Number, nullable: true, minimum: 0, maximum: 1, description: 'read / delivered; null when none was delivered' })
+  read_rate?: number | null;
 }
 
 export class WorkflowAnalyticsTrends {
@@ -230,6 +238,14 @@ export class RealtimeChannelMetrics {
   @ApiProperty(INT) messages_in_last_hour: number;
 }
 
+export class RealtimeAccountMetrics {
+  @ApiProperty({ format: 'uuid' }) channel_account_id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: ['whatsapp', 'instagram', 'voice'] }) channel: string;
+  @ApiProperty({ ...INT, description: 'Messages queued for the provider or being sent now' }) send_backlog: number;
+  @ApiProperty({ format: 'date-time', nullable: true, description: 'When the oldest of them was queued; null without a backlog' }) oldest_queued_at: string | null;
+}
+
 export class SystemMetrics {
   @ApiProperty({ type: Number, minimum: 0, maximum: 1, description: 'Host CPU busy fraction since the previous reading (all cores)' }) cpu_usage: number;
   @ApiProperty({ type: Number, minimum: 0, maximum: 1, description: 'Host memory in use / total' }) memory_usage: number;
@@ -243,6 +259,8 @@ export class RealtimeResponse {
   @ApiProperty({ type: [RealtimeWorkflowMetrics], description: 'Workflows with running executions or activity in the last hour (at most 100)' })
   workflow_metrics: RealtimeWorkflowMetrics[];
   @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/RealtimeChannelMetrics' } }) channel_metrics: Record<string, RealtimeChannelMetrics>;
+  @ApiProperty({ type: [RealtimeAccountMetrics], description: 'Channel accounts (of `channel` when given; at most 100, longest backlog first) and their sends not yet settled' })
+  channel_account_metrics: RealtimeAccountMetrics[];
   @ApiPropertyOptional({ type: SystemMetrics, description: 'Left out with include_system=false' }) system_metrics?: SystemMetrics;
 }
 

@@ -15,7 +15,7 @@ import { EXPORT_DATASETS } from './export-datasets.js';
 import { FileExpiredError, FileNotFoundError, FileNotReadyError, InvalidMetricsError } from './files.errors.js';
 import { FilesRepository, type AnalyticsFileRow, type FileKind } from './files.repository.js';
 import { FILE_LIFE_MS, type ExportRequest, type ReportRequest } from './file-generator.service.js';
-import { REPORT_GROUPS, REPORT_METRIC_ALIASES, REPORT_METRICS, reportMetric, type ReportGroup, type ReportMetric } from './report-data.js';
+import { DEFAULT_REPORT_METRICS, REPORT_GROUPS, REPORT_METRIC_ALIASES, REPORT_METRICS, reportMetric, type ReportGroup, type ReportMetric } from './report-data.js';
 import { isoTime } from '../../common/iso-time.js';
 
 const HOUR_MS = 3_600_000;
@@ -151,9 +151,9 @@ export class AnalyticsFilesService {
     return this.files.chunks(fileId);
   }
 
-  /** The metrics asked for, aliases resolved, in column order (default all); 400 INVALID_METRICS otherwise. */
+  /** The metrics asked for, aliases resolved, in column order (default: all but the delivery figures); 400 INVALID_METRICS otherwise. */
   private reportMetrics(value: unknown): ReportMetric[] {
-    if (value === undefined) return [...REPORT_METRICS];
+    if (value === undefined) return [...DEFAULT_REPORT_METRICS];
     if (!Array.isArray(value) || value.length === 0 || value.some((v) => typeof v !== 'string')) {
       throw new InvalidMetricsError(`metrics must be a non-empty array of metric names: ${REPORT_METRICS.join(', ')}`);
     }

@@ -13,7 +13,9 @@ import { distinctCustomers, meanRating } from '../analytics-sql.js';
  * The report metrics, in the order of a file's columns: the names of the workflow analytics
  * (GET /v1/analytics/workflows/{id}), each computed the same way, per row. `unique_customers`
  * counts the distinct customers of the executions started in the row's bucket (and workflow and
- * channel), `customer_satisfaction` is the mean of their form ratings (null without one).
+ * channel), `customer_satisfaction` is the mean of their form ratings (null without one). The
+ * delivery figures count those executions' sends through channel accounts (workflow_delivery_hours):
+ * null where none has settled.
  */
 export const REPORT_METRICS = [
   'total_executions',
@@ -25,8 +27,17 @@ export const REPORT_METRICS = [
   'total_messages_received',
   'unique_customers',
   'customer_satisfaction',
+  'messages_delivered',
+  'messages_read',
+  'delivery_rate',
+  'read_rate',
 ] as const;
 export type ReportMetric = (typeof REPORT_METRICS)[number];
+
+/** The metrics of a report that names none: every one but the delivery figures, which are asked for by name. */
+export const DEFAULT_REPORT_METRICS: readonly ReportMetric[] = REPORT_METRICS.filter(
+  (m) => !['messages_delivered', 'messages_read', 'delivery_rate', 'read_rate'].includes(m),
+);
 
 /** The short names reports took first: still accepted in a request, written under the analytics name. */
 export const REPORT_METRIC_ALIASES: Readonly<Record<string, ReportMetric>> = {
@@ -73,6 +84,10 @@ export interface ReportRow {
   total_messages_received: number;
   unique_customers: number;
   customer_satisfaction: number | null;
+  messages_delivered: number | null;
+  messages_read: number | null;
+  delivery_rate: number | null;
+  read_rate: number | null;
 }
 
 /**
@@ -91,6 +106,7 @@ export function reportSql(groupBy: readonly ReportGroup[], metrics: readonly Rep
   const byChannel = groupBy.includes('channel');
   const withCustomers = metrics.includes('unique_customers');
   const withSatisfaction = metrics.includes('customer_satisfaction');
+  const withDeliveries = (['messages_delivered', 'messages_read', 'delivery_rate', 'read_rate'] as const).some((m) => metrics.includes(m));
   const keys = [byWorkflow ? 'h.workflow_id' : null, byChannel ? 'h.channel' : null].filter(Boolean) as string[];
   const groupNumbers = keys.map((_, i) => `, ${i + 2}`).join('');
   const aggregated = `
@@ -115,14 +131,25 @@ export function reportSql(groupBy: readonly ReportGroup[], metrics: readonly Rep
       FROM execution_answers r
      WHERE r.organization_id = $1 AND r.started_at >= $2 AND r.started_at < $3 AND ($5::uuid[] IS NULL OR r.workflow_id = ANY ($5::uuid[]))
      GROUP BY 1${groupNumbers}`;
-  const extra = `${withCustomers ? `, c AS (${customers})` : ''}${withSatisfaction ? `, s AS (${satisfaction})` : ''}`;
-  /** The joins of c and s to the rows of `on` (its bucket and keys). */
+  const deliveries = `
+    SELECT date_trunc($4, h.hour) AS bucket${keys.map((k) => `, ${k}`).join('')},
+           sum(h.concluded)::float8 AS concluded, sum(h.delivered)::float8 AS delivered, sum(h.read)::float8 AS read
+      FROM workflows w
+      JOIN workflow_delivery_hours h ON h.workflow_id = w.id AND h.hour >= $2 AND h.hour < $3
+     WHERE w.organization_id = $1 AND ($5::uuid[] IS NULL OR w.id = ANY ($5::uuid[]))
+     GROUP BY 1${groupNumbers}`;
+  const extra = `${withCustomers ? `, c AS (${customers})` : ''}${withSatisfaction ? `, s AS (${satisfaction})` : ''}${withDeliveries ? `, d AS (${deliveries})` : ''}`;
+  /** The joins of c, s and d to the rows of `on` (its bucket and keys). */
   const join = (on: string) =>
-    ['c', 's']
-      .filter((x) => (x === 'c' ? withCustomers : withSatisfaction))
+    ['c', 's', 'd']
+      .filter((x) => (x === 'c' ? withCustomers : x === 's' ? withSatisfaction : withDeliveries))
       .map((x) => ` LEFT JOIN ${x} ON ${x}.bucket = ${on}.bucket${byWorkflow ? ` AND ${x}.workflow_id = a.workflow_id` : ''}${byChannel ? ` AND ${x}.channel = a.channel` : ''}`)
       .join('');
-  const people = `${withCustomers ? 'COALESCE(c.unique_customers, 0)' : '0'} AS unique_customers, ${withSatisfaction ? 's.customer_satisfaction' : 'NULL::float8'} AS customer_satisfaction`;
+  const delivery = withDeliveries
+    ? `CASE WHEN d.concluded > 0 THEN d.delivered END AS messages_delivered, CASE WHEN d.concluded > 0 THEN d.read END AS messages_read,
+       d.delivered / NULLIF(d.concluded, 0) AS delivery_rate, CASE WHEN d.concluded > 0 THEN d.read / NULLIF(d.delivered, 0) END AS read_rate`
+    : 'NULL::float8 AS messages_delivered, NULL::float8 AS messages_read, NULL::float8 AS delivery_rate, NULL::float8 AS read_rate';
+  const people = `${withCustomers ? 'COALESCE(c.unique_customers, 0)' : '0'} AS unique_customers, ${withSatisfaction ? 's.customer_satisfaction' : 'NULL::float8'} AS customer_satisfaction, ${delivery}`;
   if (keys.length === 0) {
     return `
       WITH a AS (${aggregated}),
