@@ -303,6 +303,33 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
       expect(analytics.body.data.metrics).toEqual({ total_messages_sent: 3, messages_delivered: 1, messages_read: 1, delivery_rate: 1 / 3, read_rate: 1 });
     });
 
+    it('applies a status that came before its send was recorded, once the sweep finds the send', async () => {
+      const account = await whatsappAccount();
+      await keywordWorkflow('early', [{ id: 'm', type: 'message', content: 'status first' }]);
+      const customer = nextNumber();
+      await post(account.id, whatsappMessagesPayload(account.phone, [{ from: customer, id: `wamid.e-${seq}`, text: 'early please' }]));
+      await waitFor('sent', async () => received(customer).length === 1);
+      const wamid = received(customer)[0]!.providerMessageId;
+      const [message] = await waitFor('recorded', async () => {
+        const r = await db.query(`SELECT id FROM messages WHERE provider_message_id = $1`, [wamid]);
+        return r.length ? r : undefined;
+      });
+      // As if the sender had not recorded the provider's id yet when Meta's callback came.
+      await db.query(`UPDATE messages SET provider_message_id = NULL WHERE id = $1`, [message.id]);
+      expect((await post(account.id, whatsappStatusesPayload(account.phone, [{ id: wamid, status: 'delivered', recipient: customer }]))).status).toBe(200);
+      const [kept] = await waitFor('kept for later', async () => {
+        const r = await db.query(`SELECT id, attempts FROM channel_webhook_payloads WHERE channel_account_id = $1`, [account.id]);
+        return r.length === 1 ? r : undefined;
+      });
+      expect(kept.attempts).toBe(0);
+      await db.query(`UPDATE messages SET provider_message_id = $2 WHERE id = $1`, [message.id, wamid]);
+      await db.query(`UPDATE channel_webhook_payloads SET next_attempt_at = now() WHERE id = $1`, [kept.id]);
+      await waitFor('applied by the sweep', async () => (await db.query(`SELECT 1 FROM channel_webhook_payloads WHERE id = $1`, [kept.id])).length === 0);
+      const [delivery] = await db.query(`SELECT status, delivered_at FROM message_deliveries WHERE message_id = $1`, [message.id]);
+      expect(delivery.status).toBe('delivered');
+      expect(delivery.delivered_at).not.toBeNull();
+    });
+
     it('keeps the delivery rollups equal to the sends, and shows each account\'s send backlog', async () => {
       const account = await whatsappAccount();
       await keywordWorkflow('backlog', [{ id: 'm', type: 'message', content: 'held' }]);
@@ -393,6 +420,28 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
       expect(arrivals[2]!).toBeGreaterThanOrEqual(accepted[1]!);
     });
 
+    it('POST /v1/messages with channel_account_id joins the account\'s conversation and replies through it', async () => {
+      const account = await whatsappAccount();
+      await keywordWorkflow('injected', [{ id: 'm', type: 'message', content: 'through the account' }]);
+      const customer = nextNumber();
+      const res = await t.http.post('/v1/messages').set(org.auth('read_write')).send({ channel: 'whatsapp', customer_id: customer, message: 'injected', channel_account_id: account.id });
+      expect(res.status).toBe(202);
+      const executionId = res.body.data.executions[0].workflow_execution_id;
+      await waitFor('sent through the account', async () => received(customer).length === 1);
+      expect(received(customer)[0]?.account).toBe(account.phone);
+      const [execution] = await db.query(`SELECT channel_account_id FROM workflow_executions WHERE id = $1`, [executionId]);
+      expect(execution.channel_account_id).toBe(account.id);
+      const wrongChannel = await t.http.post('/v1/messages').set(org.auth('read_write')).send({ channel: 'instagram', customer_id: customer, message: 'x', channel_account_id: account.id });
+      expect(wrongChannel.status).toBe(400);
+      expect(wrongChannel.body.error).toMatchObject({ code: 'INVALID_CHANNEL_ACCOUNT', field: 'channel_account_id' });
+      // Without it, nothing leaves through a provider (behaviour as before).
+      const plain = nextNumber();
+      expect((await t.http.post('/v1/messages').set(org.auth('read_write')).send({ channel: 'whatsapp', customer_id: plain, message: 'injected' })).status).toBe(202);
+      await waitFor('stored', async () => (await db.query(`SELECT 1 FROM messages m JOIN customers c ON c.id = m.customer_id WHERE c.external_id = $1 AND m.direction = 'outbound'`, [plain])).length === 1);
+      expect(await db.query(`SELECT 1 FROM message_deliveries d JOIN customers c ON c.id = d.customer_id WHERE c.external_id = $1`, [plain])).toHaveLength(0);
+      expect(received(plain)).toHaveLength(0);
+    });
+
     it('outside the 24-hour window sends the template, or fails the step with CHANNEL_WINDOW_CLOSED', async () => {
       const account = await whatsappAccount();
       const run = async (node: Record<string, unknown>) => {
@@ -434,5 +483,14 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(received(without.customer)).toHaveLength(1);
     });
+  });
+
+  it('limits failed signature checks per source address (429 after WEBHOOK_SIGNATURE_FAILURES_PER_MINUTE)', async () => {
+    const account = await whatsappAccount();
+    const statuses: number[] = [];
+    for (let i = 0; i < 25; i++) statuses.push((await post(account.id, { object: 'whatsapp_business_account', entry: [] }, 'sha256=' + '0'.repeat(64))).status);
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(statuses.at(-1)).toBe(429);
+    expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
   });
 });

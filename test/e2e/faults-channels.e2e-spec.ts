@@ -37,8 +37,8 @@ describe('channel sends through provider outages and worker crashes', { timeout:
     await t?.close();
   });
 
-  const startWorker = () => {
-    const worker = new WorkerProcess(t.config, { WHATSAPP_API_URL: fake.url, CHANNEL_SEND_TIMEOUT: '1s', CHANNEL_SEND_CONCURRENCY: '10', WORKER_CONCURRENCY: '10' });
+  const startWorker = (env: Record<string, string> = {}) => {
+    const worker = new WorkerProcess(t.config, { WHATSAPP_API_URL: fake.url, CHANNEL_SEND_TIMEOUT: '1s', CHANNEL_SEND_CONCURRENCY: '10', WORKER_CONCURRENCY: '10', ...env });
     workers.push(worker);
     worker.start();
     return worker;
@@ -123,5 +123,19 @@ describe('channel sends through provider outages and worker crashes', { timeout:
     expect(duplicates).toBeLessThanOrEqual(10); // at most one per send the killed worker had in flight (CHANNEL_SEND_CONCURRENCY)
     const states = await db.query(`SELECT status, count(*)::int AS n FROM message_deliveries WHERE channel_account_id = $1 GROUP BY status`, [accountId]);
     expect(states).toEqual([{ status: 'sent', n: customers.length * REPLIES.length }]);
+  });
+
+  it('keeps an account to CHANNEL_SEND_RATE across two workers', async () => {
+    for (const w of workers.splice(0)) await w.stop();
+    const { accountId, phone } = await setUp('rate');
+    startWorker({ CHANNEL_SEND_RATE: '20' });
+    startWorker({ CHANNEL_SEND_RATE: '20' });
+    const customers = Array.from({ length: 20 }, (_, i) => `1222${String(i).padStart(6, '0')}`);
+    await customersWrite(accountId, phone, 'rate', customers);
+    await waitFor('every reply delivered', async () => customers.every((c) => textsTo(c).length === REPLIES.length), 60_000, 100);
+    const times = fake.received.filter((m) => customers.includes(m.to)).map((m) => m.at).sort((a, b) => a - b);
+    // 60 sends at 20 per second, counted in one-second windows shared by both workers: at least 2 s from first to last.
+    expect(times.at(-1)! - times[0]!).toBeGreaterThanOrEqual(2_000 - 50);
+    for (const c of customers) expect(textsTo(c), c).toEqual(REPLIES);
   });
 });
