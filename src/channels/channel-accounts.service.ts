@@ -54,12 +54,13 @@ export class ChannelAccountsService {
     return this.view(await this.getOwned(organizationId, id));
   }
 
-  /** POST /v1/messages naming an account: the caller's, and of the message's channel. */
-  async checkChannel(organizationId: string, id: string, channel: string): Promise<void> {
+  /** A message naming an account: the caller's, and of the message's channel. */
+  async checkChannel(organizationId: string, id: string, channel: string): Promise<ChannelAccount> {
     const account = await this.getOwned(organizationId, id);
     if (account.channel !== channel) {
       throw new InvalidChannelAccountError(`channel_account_id is a ${account.channel} account; the message's channel is ${channel}`, 'channel_account_id');
     }
+    return account;
   }
 
   /** Any organization's account by id: the provider webhooks, which the signature authenticates. */

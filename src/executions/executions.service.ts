@@ -74,19 +74,19 @@ const START = new SqlStatement<{ execution_id: string }>(
   ), trigger_execution AS (
     INSERT INTO trigger_executions (id, organization_id, trigger_id, workflow_id, workflow_execution_id, status, input, triggered_at)
     SELECT f.trigger_execution_id, f.organization_id, f.trigger_id, f.workflow_id, f.execution_id, 'running', f.trigger_input, f.started_at
-      FROM firing f
+      FROM firing f WHERE f.trigger_id IS NOT NULL
   ), events AS (
     ${INSERT_OUTBOX_EVENTS}
     SELECT f.organization_id, 'customer.created', f.customer_event || jsonb_build_object('channel', f.resolved_channel)
       FROM firing f JOIN customer c ON c.execution_id = f.execution_id WHERE c.inserted
     UNION ALL
-    SELECT f.organization_id, 'trigger.activated', f.activated_event FROM firing f
+    SELECT f.organization_id, 'trigger.activated', f.activated_event FROM firing f WHERE f.trigger_id IS NOT NULL
     UNION ALL
     SELECT f.organization_id, 'workflow.started', f.started_event || jsonb_build_object('channel', f.resolved_channel) FROM firing f
   ), workflow_counted AS (
     ${countWorkflowStarts('SELECT workflow_id, count(*)::int AS started FROM firing GROUP BY workflow_id ORDER BY workflow_id')}
   ), trigger_counted AS (
-    ${countTriggerFirings('SELECT trigger_id, count(*)::int AS started FROM firing GROUP BY trigger_id ORDER BY trigger_id')}
+    ${countTriggerFirings('SELECT trigger_id, count(*)::int AS started FROM firing WHERE trigger_id IS NOT NULL GROUP BY trigger_id ORDER BY trigger_id')}
   )
   SELECT execution_id FROM firing`,
   { prepareAs: 'executions.start' },
@@ -95,9 +95,9 @@ const START = new SqlStatement<{ execution_id: string }>(
 /** A firing about to be started, as the start statement reads it. */
 interface Firing {
   execution_id: string;
-  trigger_execution_id: string;
+  trigger_execution_id: string | null;
   organization_id: string;
-  trigger_id: string;
+  trigger_id: string | null;
   workflow_id: string;
   customer_ref: string | null;
   customer_id: string | null;
@@ -146,7 +146,7 @@ export class ExecutionsService {
 
   async fire(input: FireInput): Promise<FireResult> {
     const now = new Date();
-    const triggerExecutionId = uuidv7();
+    const triggerExecutionId = input.triggerId === null ? null : uuidv7();
     const executionId = uuidv7();
     const customerRef = input.customerRef ?? null;
     const triggerInput = {
@@ -183,6 +183,8 @@ export class ExecutionsService {
       }
     }
     const error = input.refusal ?? { code: ExecutionErrorCodes.workflowInactive, message: 'The workflow is not active' };
+    // Without a trigger there is no trigger execution to record the refusal on.
+    if (input.triggerId === null || triggerExecutionId === null) return { triggerId: null, triggerExecutionId: null, workflowExecutionId: null, status: 'failed', error };
     await REFUSE.run(this.dataSource, [
       triggerExecutionId,
       input.organizationId,

@@ -3,7 +3,8 @@ import type { ExecutionStatus } from './entities/workflow-execution.entity.js';
 /** What a trigger firing hands to the execution engine. */
 export interface FireInput {
   organizationId: string;
-  triggerId: string;
+  /** Null: the workflow is started without a trigger (a channel account's settings.workflow_id); no trigger execution is written. */
+  triggerId: string | null;
   workflowId: string;
   /** Why the firing is refused, if it is (inactive trigger or workflow): recorded as a failed trigger execution. */
   refusal?: { code: string; message: string };

@@ -117,7 +117,8 @@ export class TriggerFiringService {
     inbound: Omit<InboundMessage, 'organizationId'>,
     userAgent: string | null,
   ): Promise<InboundMessageResult> {
-    if (inbound.channelAccountId) await this.accounts.checkChannel(organizationId, inbound.channelAccountId, inbound.channel);
+    // A message through a channel account that matches no trigger starts the account's settings.workflow_id.
+    const fallbackWorkflowId = inbound.channelAccountId ? (await this.accounts.checkChannel(organizationId, inbound.channelAccountId, inbound.channel)).settings.workflow_id : undefined;
     // Stored together with the read of the active message triggers, which a message that resumes
     // nothing is matched against.
     const received = await this.conversations.receive({ organizationId, ...inbound });
@@ -150,6 +151,20 @@ export class TriggerFiringService {
         }),
       ),
     );
+    if (matching.length === 0 && fallbackWorkflowId) {
+      const started = await this.executions.fire({
+        organizationId,
+        triggerId: null,
+        workflowId: fallbackWorkflowId,
+        customerRef: inbound.customerRef,
+        customerId: received.customerId,
+        channel: inbound.channel,
+        channelAccountId: inbound.channelAccountId ?? null,
+        message: inbound.content,
+        metadata: { user_agent: userAgent, timestamp: isoTime(new Date()), source: 'message' },
+      });
+      return { messageId: received.messageId, executions: [started], stored: true };
+    }
     return { messageId: received.messageId, executions, stored: true };
   }
 

@@ -442,6 +442,30 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
       expect(received(plain)).toHaveLength(0);
     });
 
+    it("starts the account's settings.workflow_id when no trigger matches, without a trigger", async () => {
+      const created = await t.http
+        .post('/v1/workflows')
+        .set(org.auth('read_write'))
+        .send({ name: `fallback-${++seq}-${Date.now()}`, channel: 'whatsapp', configuration: { nodes: [{ id: 'm', type: 'message', content: 'Hello from the default workflow' }] } });
+      const workflowId = created.body.data.id as string;
+      const account = await whatsappAccount(org, { settings: { workflow_id: workflowId } });
+      const customer = nextNumber();
+      // Inactive: nothing starts.
+      await post(account.id, whatsappMessagesPayload(account.phone, [{ from: customer, id: `wamid.fb1-${seq}`, text: 'no keyword here' }]));
+      await waitFor('applied', async () => (await db.query(`SELECT 1 FROM channel_webhook_payloads WHERE channel_account_id = $1`, [account.id])).length === 0);
+      expect(await db.query(`SELECT 1 FROM workflow_executions WHERE workflow_id = $1`, [workflowId])).toHaveLength(0);
+
+      expect((await t.http.post(`/v1/workflows/${workflowId}/activate`).set(org.auth('read_write'))).status).toBe(200);
+      await post(account.id, whatsappMessagesPayload(account.phone, [{ from: customer, id: `wamid.fb2-${seq}`, text: 'still no keyword' }]));
+      await waitFor('the default workflow replied', async () => received(customer).length === 1);
+      expect(textOf(received(customer)[0]!)).toBe('Hello from the default workflow');
+      const [execution] = await db.query(`SELECT trigger_id, trigger_execution_id, channel_account_id, status FROM workflow_executions WHERE workflow_id = $1`, [workflowId]);
+      expect(execution).toMatchObject({ trigger_id: null, trigger_execution_id: null, channel_account_id: account.id });
+      await waitFor('success', async () => (await db.query(`SELECT status FROM workflow_executions WHERE workflow_id = $1`, [workflowId]))[0].status === 'success');
+      const events = await db.query(`SELECT type FROM outbox_events WHERE data->>'workflow_id' = $1 ORDER BY id`, [workflowId]);
+      expect(events.map((e: { type: string }) => e.type)).toEqual(['workflow.started', 'workflow.completed']);
+    });
+
     it('outside the 24-hour window sends the template, or fails the step with CHANNEL_WINDOW_CLOSED', async () => {
       const account = await whatsappAccount();
       const run = async (node: Record<string, unknown>) => {

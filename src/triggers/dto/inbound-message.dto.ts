@@ -42,7 +42,7 @@ export class InboundMessageDto {
   @ApiPropertyOptional({
     format: 'uuid',
     description:
-      "A channel account of this channel (404 CHANNEL_ACCOUNT_NOT_FOUND otherwise): the message joins that account's conversation (it resumes only executions of that account) and what the workflow replies is sent through it",
+      "A channel account of this channel (404 CHANNEL_ACCOUNT_NOT_FOUND otherwise): the message joins that account's conversation (it resumes only executions of that account), a message that matches no trigger starts the account's settings.workflow_id, and what the workflow replies is sent through it",
   })
   @IsOptional()
   @IsUUID('all', { message: 'channel_account_id must be a UUID' })
