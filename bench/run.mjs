@@ -5,6 +5,7 @@
 // non-zero only when the bench itself broke.
 //   BENCH_DURATION_S (10)  BENCH_WARMUP_S (3)  BENCH_CONNECTIONS (50)  BENCH_WORKFLOWS (200)
 //   BENCH_SCENARIOS (comma-separated names; default all)
+//   BENCH_EXECUTIONS_IDLE_ACCOUNT=1 (executions runs with one idle WhatsApp channel account present)
 //   BENCH_APP_NODE_ARGS (extra node flags for the app under test, e.g. --prof)
 //   BENCH_COMPARE_REF (a git ref: its build's `executions` scenario interleaved with this build's;
 //   BENCH_COMPARE_ROUNDS rounds of two, default 2; see lib/compare-ref.mjs)
@@ -108,7 +109,7 @@ async function compare(config) {
     finished_at: new Date().toISOString(),
     mode: 'compare',
     compare_ref: { ref: config.compareRef, commit: refBuild.commit },
-    settings: { duration_s: config.durationS, warmup_s: config.warmupS, rounds: config.compareRounds, executions_connections: config.executionsConnections },
+    settings: { duration_s: config.durationS, warmup_s: config.warmupS, rounds: config.compareRounds, executions_connections: config.executionsConnections, executions_idle_account: config.executionsIdleAccount },
     machine: { node: process.version, platform: `${os.platform()} ${os.release()}`, cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? null },
     git: gitRevision(),
     summary,
@@ -143,6 +144,8 @@ async function main() {
       warmup_s: config.warmupS,
       connections: config.connections,
       workflows_seeded: config.workflows,
+      executions_connections: config.executionsConnections,
+      executions_idle_account: config.executionsIdleAccount,
       app_env: { NODE_ENV: 'production', APP_ROLE: 'api', LOG_LEVEL: 'warn', RATE_LIMITS_ENABLED: 'false (workflows-read: true, every figure out of reach)' },
     },
     machine: { node: process.version, platform: `${os.platform()} ${os.release()}`, cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? null },

@@ -19,6 +19,13 @@ function intFromEnv(env, name, { min }) {
   return Number(raw);
 }
 
+function flagFromEnv(env, name) {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '' || raw === '0') return false;
+  if (raw === '1') return true;
+  throw new Error(`${name} must be 1 or 0 (got ${JSON.stringify(env[name])})`);
+}
+
 export function loadConfig(env = process.env) {
   return {
     durationS: intFromEnv(env, 'BENCH_DURATION_S', { min: 1 }),
@@ -29,6 +36,8 @@ export function loadConfig(env = process.env) {
     workflows: intFromEnv(env, 'BENCH_WORKFLOWS', { min: 1 }),
     // The executions scenario's concurrent POST /v1/messages clients.
     executionsConnections: intFromEnv(env, 'BENCH_EXECUTIONS_CONNECTIONS', { min: 1 }),
+    // BENCH_EXECUTIONS_IDLE_ACCOUNT=1: the executions scenario creates one idle WhatsApp channel account before its load.
+    executionsIdleAccount: flagFromEnv(env, 'BENCH_EXECUTIONS_IDLE_ACCOUNT'),
     // Comma-separated scenario names; empty runs them all.
     scenarios: (env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     // Extra node flags for the app under test only, e.g. BENCH_APP_NODE_ARGS=--prof (then

@@ -15,7 +15,9 @@ function percentile(sorted, p) {
 
 /**
  * Sends `rate` requests per second for `durationS` (after `warmupS` at the same rate, not
- * counted). `request(i)` gives the i-th request's `{ method, path, body }`. At most `maxSockets`
+ * counted). `request(i, dueAt)` gives the i-th request's `{ method, path, body }`, optionally with
+ * `headers` of its own (over `headers`) and `answered(status)`, called once with its status (null
+ * for an error); `dueAt` is when it was due (performance.now()). At most `maxSockets`
  * connections; requests beyond wait in the agent's queue and their wait counts in their latency.
  */
 export async function measureOpenLoop({ url, headers = {}, rate, durationS, warmupS = 0, maxSockets = 256, request }) {
@@ -26,16 +28,17 @@ export async function measureOpenLoop({ url, headers = {}, rate, durationS, warm
 
   const send = (dueAt, record, lags) => {
     lags.push(performance.now() - dueAt);
-    const { method, path, body } = request(sent++);
+    const { method, path, body, headers: own, answered } = request(sent++, dueAt);
     let settled = false;
     // Each request is recorded once, by whichever comes first: its answer or an error.
     const settle = (status) => {
       if (settled) return;
       settled = true;
       record(status, performance.now() - dueAt);
+      answered?.(status);
     };
     const req = http.request(
-      { host: origin.hostname, port: origin.port, method, path, agent, headers: { ...headers, ...(body ? { 'content-length': Buffer.byteLength(body) } : {}) } },
+      { host: origin.hostname, port: origin.port, method, path, agent, headers: { ...headers, ...own, ...(body ? { 'content-length': Buffer.byteLength(body) } : {}) } },
       (res) => {
         res.resume();
         res.on('end', () => settle(res.statusCode));

@@ -15,7 +15,8 @@ import pg from 'pg';
 import { processesCpu, processesCpuBetween } from '../lib/cpu.mjs';
 import { measure, round } from '../lib/load.mjs';
 import { startReceiver } from '../lib/receiver-process.mjs';
-import { backlog, CHANNEL, createBenchWorkflow, MESSAGE, waitUntil, windowFigures } from './executions.mjs';
+import { backlog, CHANNEL, createBenchWorkflow, MESSAGE, waitUntil } from '../lib/executions-workflow.mjs';
+import { windowFigures } from './executions.mjs';
 
 const TARGET_RATIO = 0.85;
 const WORKER_CONCURRENCY = 10;

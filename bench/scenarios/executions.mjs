@@ -23,30 +23,14 @@
 // the rows exactly. Anything else counts as an error of the row.
 import pg from 'pg';
 import { cpuBetween, machineCpu } from '../lib/cpu.mjs';
+import { backlog, CHANNEL, createBenchWorkflow, MESSAGE, startApiAndWorker, waitUntil, WORKER_CONCURRENCY } from '../lib/executions-workflow.mjs';
 import { round } from '../lib/load.mjs';
 import { measureOpenLoop } from '../lib/open-loop.mjs';
+import { createWhatsAppAccount } from '../lib/whatsapp.mjs';
 
 const TARGET_EXECUTIONS_PER_S = 300;
 const TARGET_P99_MS = 50;
-const WORKER_CONCURRENCY = 10;
 const DRAIN_TIMEOUT_MS = 180_000;
-export const CHANNEL = 'whatsapp';
-export const MESSAGE = 'order status please';
-
-export async function expectCreated(res, what) {
-  if (res.status !== 200 && res.status !== 201) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 500)}`);
-  return res.body.data;
-}
-
-export async function waitUntil(what, timeoutMs, check) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** The executions counted in [start, end) (epoch ms), and the backlog now. */
 export async function windowFigures(db, { start, end }) {
@@ -82,8 +66,6 @@ async function foldLag(db) {
   return { rows, ms: Date.now() - start };
 }
 
-export const backlog = async (db) => (await db.query(`SELECT count(*)::int AS n FROM workflow_executions WHERE status = 'running'`)).rows[0].n;
-
 /**
  * Every execution of the run finished once: success, two steps, two outbound messages; and the
  * workflow's and the trigger's counters agree exactly with the rows (none lost, none doubled).
@@ -114,46 +96,18 @@ async function exactlyOnceProblems(db, workflowId, triggerId) {
   return rows[0];
 }
 
-/** The scenario's workflow (two message nodes) and its active message trigger on CHANNEL for 'order'. */
-export async function createBenchWorkflow(ctx, apiUrl) {
-  const workflow = await expectCreated(
-    await ctx.api(apiUrl, 'POST', '/v1/workflows', {
-      name: 'bench executions',
-      channel: CHANNEL,
-      configuration: {
-        nodes: [
-          { id: 'greet', type: 'message', content: 'Thanks for your message!', next: 'status' },
-          { id: 'status', type: 'message', content: 'Your order is on its way.' },
-        ],
-      },
-    }),
-    'POST /v1/workflows',
-  );
-  await expectCreated(await ctx.api(apiUrl, 'POST', `/v1/workflows/${workflow.id}/activate`), 'activate');
-  const trigger = await expectCreated(
-    await ctx.api(apiUrl, 'POST', '/v1/triggers', {
-      name: 'bench order messages',
-      type: 'message',
-      workflow_id: workflow.id,
-      channel: CHANNEL,
-      configuration: { keywords: ['order'] },
-    }),
-    'POST /v1/triggers',
-  );
-  if (trigger.status !== 'active') await expectCreated(await ctx.api(apiUrl, 'POST', `/v1/triggers/${trigger.id}/activate`), 'trigger activate');
-  return { workflow, trigger };
-}
-
 export default {
   name: 'executions',
   description: `POST /v1/messages -> completed execution (2 message nodes); api process + worker process (concurrency ${WORKER_CONCURRENCY})`,
 
   async run(ctx) {
-    const api = await ctx.startApp({ role: 'api' });
-    // After the api, whose start-up has applied the migrations.
-    const worker = await ctx.startApp({ role: 'worker', env: { WORKER_CONCURRENCY: String(WORKER_CONCURRENCY) } });
+    const { api, worker } = await startApiAndWorker(ctx);
 
     const { workflow, trigger } = await createBenchWorkflow(ctx, api.url);
+    // BENCH_EXECUTIONS_IDLE_ACCOUNT=1: one WhatsApp channel account exists and receives nothing (POST /v1/messages
+    // names no account, so nothing is sent through it): what an idle account costs the executions figure.
+    const idleAccount = ctx.config.executionsIdleAccount ? await createWhatsAppAccount(ctx, api.url, { name: 'bench idle account' }) : null;
+    if (idleAccount) console.log(`  BENCH_EXECUTIONS_IDLE_ACCOUNT: one idle WhatsApp channel account (${idleAccount.id}) present during the load`);
 
     const db = new pg.Client({ connectionString: ctx.databaseUrl });
     await db.connect();
@@ -252,6 +206,9 @@ export default {
           `${check.wrong_messages} wrong message count, ${lost} missing; counters off by ${check.workflow_counts_off} (workflow), ${check.trigger_count_off} (trigger)${cpuNote}`,
       );
 
+      // For scenarios later in the same invocation that compare with this figure (channels: conversations/s against it).
+      ctx.shared.executions = { executions_per_s: completedPerS, machine_cpu_ms_per_execution: cpuMsPerExecution, idle_channel_account: idleAccount !== null };
+
       return [
         {
           name: `executions/s (POST /v1/messages -> success, 2 message nodes; p50/p99 = start->completed)`,
@@ -275,11 +232,14 @@ export default {
             exactly_once: { ...check, missing: lost },
             machine_cpu_ms_per_execution: cpuMsPerExecution,
             machine_cpu_utilisation: cpu?.utilisation ?? null,
+            idle_channel_account: idleAccount !== null,
           },
           min_per_s: TARGET_EXECUTIONS_PER_S,
-          note: keepsUp
-            ? `worker keeps up with ${acceptedPerS}/s accepted`
-            : `worker falls behind: ${acceptedPerS}/s accepted, backlog +${growthPerS}/s (drained in ${drainS} s)`,
+          note:
+            (keepsUp
+              ? `worker keeps up with ${acceptedPerS}/s accepted`
+              : `worker falls behind: ${acceptedPerS}/s accepted, backlog +${growthPerS}/s (drained in ${drainS} s)`) +
+            (idleAccount ? '; one idle WhatsApp channel account present' : ''),
         },
         {
           name: 'POST /v1/messages (202)',

@@ -4,13 +4,15 @@
 // `baseline` names an entry of bench/lib/baselines.mjs and the row passes when
 // requests/s >= target_ratio x the baseline's requests/s and no request failed or answered non-2xx.
 // A row may instead carry absolute targets (min_per_s, max_p99_ms; see lib/report.mjs).
+import channels from './channels.mjs';
 import deliveries from './deliveries.mjs';
 import executions from './executions.mjs';
 import executionsWebhooks from './executions-webhooks.mjs';
 import history, { analytics } from './history.mjs';
 import workflowsRead from './workflows-read.mjs';
 
-export const SCENARIOS = [workflowsRead, executions, executionsWebhooks, history, deliveries];
+// channels after executions: it compares its conversations/s with the executions/s of the same invocation.
+export const SCENARIOS = [workflowsRead, executions, channels, executionsWebhooks, history, deliveries];
 
 /**
  * Scenarios run only when named in BENCH_SCENARIOS: `analytics` seeds the same year as `history`
