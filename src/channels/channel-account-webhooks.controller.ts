@@ -43,10 +43,10 @@ export class ChannelAccountWebhooksController {
   @ApiResponse({ status: 401, description: 'INVALID_SIGNATURE: nothing was stored' })
   @ApiErrors(400, 404, 429)
   async receive(@Param('account_id') accountId: string, @Req() req: Request & { rawBody?: Buffer }, @Res({ passthrough: true }) res: Response) {
-    const { payloadId, rateLimit } = await this.inbound.receive(accountId, { rawBody: req.rawBody, headers: req.headers, ip: req.ip });
+    const { payload, rateLimit } = await this.inbound.receive(accountId, { rawBody: req.rawBody, headers: req.headers, ip: req.ip });
     if (rateLimit) res.set(rateLimitHeaders(rateLimit));
-    // After the answer: Meta waits for the 200 only, and retries a payload that takes long.
-    res.once('finish', () => void this.inbound.processSoon(payloadId));
+    // After the answer (sent, or the client gone): Meta waits for the 200 only, and retries a payload that takes long.
+    res.once('close', () => void this.inbound.processSoon(payload));
     return { received: true };
   }
 }

@@ -14,6 +14,15 @@ import type { UpdateChannelAccountDto } from './dto/update-channel-account.dto.j
 import { ChannelAccount, type ChannelAccountSettings } from './entities/channel-account.entity.js';
 import { providerDefinition, type ProviderDefinition } from './providers/provider-definitions.js';
 
+/**
+ * How long a process reuses an account it has read by id (the provider webhooks and the sender read one
+ * per request and per send): a change made through another process reaches it within this. A change
+ * made through this process applies at once.
+ */
+export const ACCOUNT_CACHE_MS = 2_000;
+/** Opened credentials kept per process, by sealed value (a change seals a new value, so none is ever stale). */
+const OPENED_LIMIT = 1_000;
+
 /** What a response shows beside the row: the URL to paste into the provider's console, the verify token. */
 export interface ChannelAccountView {
   account: ChannelAccount;
@@ -36,6 +45,9 @@ export class ChannelAccountsService {
     private readonly config: AppConfig,
   ) {}
 
+  private readonly recent = new Map<string, { account: ChannelAccount | null; until: number }>();
+  private readonly opened = new Map<string, Record<string, string>>();
+
   async list(organizationId: string, query: ListChannelAccountsQuery): Promise<[ChannelAccountView[], number]> {
     const where = { organizationId, ...(query.channel ? { channel: query.channel } : {}) };
     const [rows, total] = await this.accounts.findAndCount({ where, order: { createdAt: 'DESC', id: 'DESC' }, skip: query.offset, take: query.limit });
@@ -56,17 +68,26 @@ export class ChannelAccountsService {
 
   /** A message naming an account: the caller's, and of the message's channel. */
   async checkChannel(organizationId: string, id: string, channel: string): Promise<ChannelAccount> {
-    const account = await this.getOwned(organizationId, id);
+    const account = await this.findById(id);
+    if (!account || account.organizationId !== organizationId) throw new ChannelAccountNotFoundError();
     if (account.channel !== channel) {
       throw new InvalidChannelAccountError(`channel_account_id is a ${account.channel} account; the message's channel is ${channel}`, 'channel_account_id');
     }
     return account;
   }
 
-  /** Any organization's account by id: the provider webhooks, which the signature authenticates. */
+  /**
+   * Any organization's account by id (the provider webhooks, which the signature authenticates; the
+   * sender), read at most every ACCOUNT_CACHE_MS per process.
+   */
   async findById(id: string): Promise<ChannelAccount | null> {
     if (!isUuid(id)) return null;
-    return this.accounts.findOne({ where: { id } });
+    const cached = this.recent.get(id);
+    if (cached && cached.until > Date.now()) return cached.account;
+    const account = await this.accounts.findOne({ where: { id } });
+    if (this.recent.size >= OPENED_LIMIT) this.recent.clear();
+    this.recent.set(id, { account, until: Date.now() + ACCOUNT_CACHE_MS });
+    return account;
   }
 
   async create(organizationId: string, dto: CreateChannelAccountDto): Promise<ChannelAccountView> {
@@ -103,7 +124,9 @@ export class ChannelAccountsService {
       account.verifyTokenSealed = token === null ? null : this.secretBox.seal(token, `${account.id}:verify_token`);
     }
     if (dto.settings !== undefined) account.settings = await this.checkedSettings(organizationId, dto.settings, account.settings);
-    return this.view(await this.accounts.save(account));
+    const saved = await this.accounts.save(account);
+    this.recent.delete(saved.id);
+    return this.view(saved);
   }
 
   /**
@@ -131,6 +154,7 @@ export class ChannelAccountsService {
       );
       await manager.delete(ChannelAccount, { id: account.id, organizationId });
     });
+    this.recent.delete(account.id);
   }
 
   definitionOf(account: ChannelAccount): ProviderDefinition {
@@ -140,7 +164,14 @@ export class ChannelAccountsService {
   }
 
   credentialsOf(account: ChannelAccount): Record<string, string> {
-    return JSON.parse(this.secretBox.open(account.credentialsSealed, account.id)) as Record<string, string>;
+    const key = `${account.id}:${account.credentialsSealed}`;
+    let credentials = this.opened.get(key);
+    if (!credentials) {
+      credentials = JSON.parse(this.secretBox.open(account.credentialsSealed, account.id)) as Record<string, string>;
+      if (this.opened.size >= OPENED_LIMIT) this.opened.clear();
+      this.opened.set(key, credentials);
+    }
+    return credentials;
   }
 
   verifyTokenOf(account: ChannelAccount): string | null {

@@ -20,6 +20,13 @@ export const PAYLOAD_ATTEMPTS = 20;
 /** Before the sweep may take up a payload the receiving process is still working on. */
 const FIRST_RETRY_AFTER_SECONDS = 30;
 
+/** A payload stored by `receive`, with its account and parsed body, for `processSoon`. */
+export interface StoredPayload {
+  id: string;
+  account: ChannelAccount;
+  body: unknown;
+}
+
 export interface ChannelWebhookRequest {
   rawBody: Buffer | undefined;
   headers: Record<string, string | string[] | undefined>;
@@ -104,8 +111,8 @@ export class ChannelInboundService {
     return challenge;
   }
 
-  /** POST …/webhook: verified, limited, stored; applied right after the answer (see process). */
-  async receive(accountId: string, request: ChannelWebhookRequest): Promise<{ payloadId: string; rateLimit: RateLimitResult | null }> {
+  /** POST …/webhook: verified, limited, stored; applied right after the answer (see processSoon). */
+  async receive(accountId: string, request: ChannelWebhookRequest): Promise<{ payload: StoredPayload; rateLimit: RateLimitResult | null }> {
     const account = await this.metaAccount(accountId);
     const credentials = this.accounts.credentialsOf(account);
     const limited = this.config.rateLimitsEnabled;
@@ -130,15 +137,20 @@ export class ChannelInboundService {
        VALUES ($1, $2, $3, $4::jsonb, now() + make_interval(secs => $5))`,
       [payloadId, account.id, account.organizationId, JSON.stringify(body), FIRST_RETRY_AFTER_SECONDS],
     );
-    return { payloadId, rateLimit };
+    return { payload: { id: payloadId, account, body }, rateLimit };
   }
 
-  /** Applies a stored payload now (the receiving process, right after its 200); a failure is left to the sweep. */
-  async processSoon(payloadId: string): Promise<void> {
+  /**
+   * Applies a payload just stored (the receiving process, right after its answer), from what it has in
+   * hand; a failure, or a status to try again, is left to the sweep.
+   */
+  async processSoon(payload: StoredPayload): Promise<void> {
     try {
-      await this.process(payloadId);
+      const connector = connectorFor(payload.account.provider);
+      const outcome = connector ? await this.apply(payload.account, connector, payload.body) : 'done';
+      if (outcome === 'done') await this.dataSource.query(`DELETE FROM channel_webhook_payloads WHERE id = $1`, [payload.id]);
     } catch (error) {
-      this.logger.warn(`Payload ${payloadId} will be applied again later: ${(error as Error).message}`);
+      this.logger.warn(`Payload ${payload.id} will be applied again later: ${(error as Error).message}`);
     }
   }
 

@@ -244,8 +244,9 @@ export class ExecutionEngine {
       if (!changed) return result;
       if (await this.runs.commit({ execution: loaded.execution, version: loaded.version, writes })) {
         const { execution } = loaded;
-        const outbound = writes.messages.filter((m) => m.channelAccountId !== null).map((m) => m.id);
-        if (outbound.length > 0) await this.sends.dispatch(outbound);
+        // A run's messages go to one customer through one account: the first one's send queues the next.
+        const first = writes.messages.find((m) => m.channelAccountId !== null);
+        if (first) await this.sends.dispatch([first.id]);
         if (execution.status === 'failed') this.logger.warn(`Execution ${execution.id} failed: ${execution.error?.code} ${execution.error?.message}`);
         return result;
       }
