@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
-import { CHANNEL_SENDS_QUEUE, ChannelSendJobs, SEND_JOB_OPTIONS, sendBackoffMs, type SendJob } from '../executions/channels/channel-sends.queue.js';
+import { CHANNEL_SENDS_QUEUE, ChannelSendJobs, SEND_ATTEMPTS, SEND_JOB_OPTIONS, sendBackoffMs, type SendJob } from '../executions/channels/channel-sends.queue.js';
 import { metricsRegistry } from '../metrics/metrics.middleware.js';
 import { RateLimiter } from '../rate-limits/rate-limiter.js';
 import { ChannelAccountsService } from './channel-accounts.service.js';
@@ -48,7 +48,7 @@ const CLAIM = `
          SELECT 1 FROM message_deliveries p
           WHERE p.channel_account_id = c.channel_account_id AND p.customer_id = c.customer_id AND p.status IN ('queued', 'sending')
             AND (p.queued_at, p.message_id) < (c.queued_at, c.message_id))
-    RETURNING d.message_id, c.status AS previous, d.kind, d.channel_account_id, d.customer_id
+    RETURNING d.message_id, c.status AS previous, d.attempts, d.kind, d.channel_account_id, d.customer_id
   )
   SELECT k.*, m.content, m.metadata, cu.external_id AS customer_ref
     FROM claimed k JOIN messages m ON m.id = k.message_id JOIN customers cu ON cu.id = k.customer_id`;
@@ -108,13 +108,16 @@ const STALLED_HEADS = `
 
 type SendOutcome = 'sent' | 'failed' | 'skipped';
 
+/** Messages of one conversation one job sends in a row before handing the rest to a job of their own. */
+const DRAIN_LIMIT = 20;
+
 /**
  * Delivers outbound messages to their provider, one Bull job per message (CHANNEL_SENDS_QUEUE). A
  * customer's messages on an account leave one at a time in conversation order, whichever worker holds
  * which job: a send is claimed only by the head of its conversation (CLAIM), and each settled send
- * queues the next one. Retries: 429, 5xx and network faults go back to `queued` and Bull tries again
- * with the provider's Retry-After or an exponential backoff; any other refusal fails the message with
- * the provider's code, as does the last attempt. Sends per account are limited across workers
+ * goes on with the next one. Retries: 429, 5xx and network faults go back to `queued` with a delayed
+ * job after the provider's Retry-After or an exponential backoff; any other refusal fails the message
+ * with the provider's code, as does the last of SEND_ATTEMPTS. Sends per account are limited across workers
  * (CHANNEL_SEND_RATE per second, counted in Redis).
  */
 @Injectable()
@@ -129,11 +132,33 @@ export class ChannelSender {
     private readonly config: AppConfig,
   ) {}
 
+  /**
+   * Sends the job's message, then goes on in the same job with its customer's next one on the account
+   * (up to DRAIN_LIMIT; beyond, the next gets a job of its own). A retryable refusal puts the message
+   * back to queued and adds a delayed job for it (the provider's Retry-After, else the backoff); the
+   * attempts are counted on the message, so a retry is the same whichever job makes it.
+   */
   async send(job: Job<SendJob>): Promise<SendOutcome> {
-    const { messageId } = job.data;
+    let outcome: SendOutcome = 'skipped';
+    let messageId: string | undefined = job.data.messageId;
+    for (let sent = 0; messageId !== undefined; sent += 1) {
+      if (sent === DRAIN_LIMIT) {
+        await this.queueNext([{ message_id: messageId }], job.data.messageId);
+        break;
+      }
+      const result = await this.sendOne(messageId);
+      if (sent === 0) outcome = result.outcome;
+      messageId = result.next;
+    }
+    return outcome;
+  }
+
+  /** One claimed send; `next`: the conversation's next message, when this one settled and another waits. */
+  private async sendOne(messageId: string): Promise<{ outcome: SendOutcome; next?: string }> {
     const [claim] = (await this.dataSource.query(CLAIM, [messageId, leaseSeconds(this.config)])) as {
       message_id: string;
       previous: string;
+      attempts: number;
       kind: string;
       channel_account_id: string;
       customer_id: string;
@@ -141,7 +166,7 @@ export class ChannelSender {
       metadata: { template?: { name: string; language: string; components?: unknown[] } };
       customer_ref: string;
     }[];
-    if (!claim) return 'skipped';
+    if (!claim) return { outcome: 'skipped' };
     if (claim.previous === 'sending') {
       resumedSends.inc();
       this.logger.warn(`Message ${messageId}: sending again after an attempt that may have reached the provider (a possible duplicate)`);
@@ -149,10 +174,7 @@ export class ChannelSender {
 
     const account = await this.accounts.findById(claim.channel_account_id);
     const connector = account ? connectorFor(account.provider) : undefined;
-    if (!account || !connector) {
-      await this.fail(messageId, ChannelErrorCodes.accountDeleted, 'The channel account was deleted');
-      return 'failed';
-    }
+    if (!account || !connector) return { outcome: 'failed', next: await this.fail(messageId, ChannelErrorCodes.accountDeleted, 'The channel account was deleted') };
     const content: OutboundContent =
       claim.kind === 'template' && claim.metadata.template ? { kind: 'template', template: claim.metadata.template } : { kind: 'text', text: claim.content };
     try {
@@ -165,23 +187,20 @@ export class ChannelSender {
         content,
         timeoutMs: this.config.channels.sendTimeoutMs,
       });
-      const next = (await this.dataSource.query(ACCEPTED, [messageId, providerMessageId])) as { message_id: string }[];
-      await this.queueNext(next, messageId);
-      return 'sent';
+      const [next] = (await this.dataSource.query(ACCEPTED, [messageId, providerMessageId])) as { message_id: string }[];
+      return { outcome: 'sent', next: next?.message_id };
     } catch (error) {
       if (!(error instanceof ProviderSendError)) throw error;
       const { code, title, retryAfterMs } = error.details;
-      const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      if (error.retryable && !lastAttempt) {
-        // The delay Bull's backoff will wait, recorded so that the sweep leaves the message to its job meanwhile.
-        const delay = sendBackoffMs(job.attemptsMade + 1, retryAfterMs);
+      if (error.retryable && claim.attempts < SEND_ATTEMPTS) {
+        const delay = sendBackoffMs(claim.attempts, retryAfterMs);
+        // Recorded, so that the sweep leaves the message to its delayed job meanwhile.
         await this.dataSource.query(RETRY_LATER, [messageId, delay, code ?? null, title ?? error.message]);
-        this.logger.log(`Message ${messageId}: ${error.message}; trying again`);
-        // Bull's backoff strategy reads retryAfterMs off the error.
-        throw Object.assign(new Error(error.message), { retryAfterMs });
+        await this.queue.add(ChannelSendJobs.send, { messageId } satisfies SendJob, { ...SEND_JOB_OPTIONS, delay, jobId: `send:${messageId}:retry:${claim.attempts}` });
+        this.logger.log(`Message ${messageId}: ${error.message}; trying again in ${delay} ms`);
+        return { outcome: 'skipped' };
       }
-      await this.fail(messageId, code ?? ChannelErrorCodes.sendFailed, title ?? error.message);
-      return 'failed';
+      return { outcome: 'failed', next: await this.fail(messageId, code ?? ChannelErrorCodes.sendFailed, title ?? error.message) };
     }
   }
 
@@ -197,10 +216,11 @@ export class ChannelSender {
     return rows.length;
   }
 
-  private async fail(messageId: string, code: string, title: string): Promise<void> {
-    const next = (await this.dataSource.query(FAILED, [messageId, code, title])) as { message_id: string }[];
+  /** Fails the message for good; returns the conversation's next message, if one waits. */
+  private async fail(messageId: string, code: string, title: string): Promise<string | undefined> {
+    const [next] = (await this.dataSource.query(FAILED, [messageId, code, title])) as { message_id: string }[];
     this.logger.warn(`Message ${messageId} failed: ${code} ${title}`);
-    await this.queueNext(next, messageId);
+    return next?.message_id;
   }
 
   /** The conversation's next message, queued under an id of its own (its first job may still be finishing). */

@@ -1,3 +1,5 @@
+import http, { type IncomingHttpHeaders } from 'node:http';
+import https from 'node:https';
 import { parseRetryAfter } from '../../webhooks/delivery/outcome.js';
 import { ProviderSendError } from './provider-connector.js';
 
@@ -41,24 +43,21 @@ export function credential(credentials: Record<string, string>, field: string, p
  * is retryable); its message is built here from status, code and title, never from the raw body.
  */
 export async function postGraph(call: GraphPost, readId: (answer: unknown) => unknown): Promise<string> {
-  let res: Response;
-  let text: string;
+  let res: HttpAnswer;
   try {
-    res = await fetch(call.url, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${call.accessToken}`, 'Content-Type': 'application/json', Accept: 'application/json' },
-      body: JSON.stringify(call.body),
-      // A redirect would carry the token elsewhere; Meta's API never redirects a send.
-      redirect: 'manual',
-      signal: AbortSignal.timeout(call.timeoutMs),
-    });
-    text = await res.text();
+    res = await httpPost(
+      call.url,
+      { Authorization: `Bearer ${call.accessToken}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+      JSON.stringify(call.body),
+      call.timeoutMs,
+    );
   } catch (error) {
     if (error instanceof Error && error.name === 'TimeoutError') {
       throw new ProviderSendError(`${call.provider} did not answer within ${call.timeoutMs} ms`, true);
     }
     throw new ProviderSendError(`${call.provider} could not be reached (${networkReason(error)})`, true);
   }
+  const text = res.text;
 
   const answer = parseJson(text);
   if (res.status >= 200 && res.status < 300) {
@@ -72,7 +71,8 @@ export async function postGraph(call: GraphPost, readId: (answer: unknown) => un
 
   const error = graphError(answer, call.accessToken);
   const retryable = res.status === 408 || res.status === 429 || res.status >= 500 || (error.code !== undefined && RETRYABLE_GRAPH_CODES.has(error.code));
-  const retryAfter = retryable ? parseRetryAfter(res.headers.get('retry-after') ?? undefined) : undefined;
+  const header = res.headers['retry-after'];
+  const retryAfter = retryable ? parseRetryAfter(Array.isArray(header) ? header[0] : header) : undefined;
   const said = error.code !== undefined ? ` (${error.code}${error.title ? `: ${error.title}` : ''})` : '';
   throw new ProviderSendError(`${call.provider} answered ${res.status}${said}`, retryable, {
     httpStatus: res.status,
@@ -104,8 +104,73 @@ function graphError(answer: unknown, accessToken: string): { code?: number; titl
   return { ...(Number.isInteger(code) && { code: code as number }), ...(safe !== '' && { title: safe }) };
 }
 
-/** fetch says only "fetch failed"; the reason is a code on its cause (ECONNREFUSED, UND_ERR_SOCKET…). */
+/** The system's code of a network fault (ECONNREFUSED, ECONNRESET…), never its message. */
 function networkReason(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause;
-  return typeof cause?.code === 'string' ? cause.code : 'network error';
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : 'network error';
+}
+
+interface HttpAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+/**
+ * One keep-alive agent per scheme and process: sends to the provider reuse their connections. node:http
+ * rather than fetch: a send is one small JSON POST, and fetch's streams cost the sender several times
+ * the CPU of the request itself.
+ */
+const AGENTS = { 'http:': new http.Agent({ keepAlive: true, maxSockets: 256 }), 'https:': new https.Agent({ keepAlive: true, maxSockets: 256 }) };
+/** Meta's answers are small; more than this is read no further. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * POSTs `body` and reads the answer within `timeoutMs` (a TimeoutError past it). Redirects are not
+ * followed: a redirect would carry the token elsewhere, and Meta's API never redirects a send.
+ */
+function httpPost(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const finish = (error: Error | null, answer?: HttpAnswer) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (error) reject(error);
+      else resolve(answer as HttpAnswer);
+    };
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch (error) {
+      finish(error as Error);
+      return;
+    }
+    const transport = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : undefined;
+    if (!transport) {
+      finish(Object.assign(new Error(`unsupported scheme ${target.protocol}`), { code: 'ERR_INVALID_PROTOCOL' }));
+      return;
+    }
+    const req = transport.request(
+      target,
+      { method: 'POST', headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) }, agent: AGENTS[target.protocol as 'http:' | 'https:'] },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size <= MAX_ANSWER_BYTES) chunks.push(chunk);
+        });
+        res.on('end', () => finish(null, { status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', (error) => finish(error));
+        res.on('aborted', () => finish(Object.assign(new Error('the answer was cut short'), { code: 'ECONNRESET' })));
+      },
+    );
+    const timer = setTimeout(() => {
+      finish(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' }));
+      req.destroy();
+    }, timeoutMs);
+    req.on('error', (error) => finish(error));
+    req.end(body);
+  });
 }

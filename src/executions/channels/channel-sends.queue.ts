@@ -29,7 +29,7 @@ export const SEND_JOB_OPTIONS: JobOptions = {
   removeOnFail: 1000,
 };
 
-/** Delay before attempt n+1: the provider's Retry-After when it gave one, else 0.5 s doubling up to a minute. */
+/** Delay after attempt n (counted on the message): the provider's Retry-After when it gave one, else 0.5 s doubling up to a minute. */
 export function sendBackoffMs(attemptsMade: number, retryAfterMs: number | undefined): number {
   if (retryAfterMs !== undefined && retryAfterMs >= 0) return Math.min(retryAfterMs, 3_600_000);
   return Math.min(60_000, 500 * 2 ** Math.max(0, attemptsMade - 1));
