@@ -7,8 +7,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * counts, per workflow, UTC hour of that start and channel, the sends that settled (accepted by the
  * provider, or failed), those delivered (delivered or read) and those read. Kept by statement triggers
  * on `message_deliveries` from the rows' old and new states (any change, in any order, adds up to the
- * rows), on UPDATE and DELETE only: a send is inserted queued, which counts nothing, so the run commit
- * that inserts it pays no trigger. Analytics read whole hours here and the partial hours at the
+ * rows), on UPDATE and DELETE only (a send settles when it gets `sent_at` or `failed_at`): a send is
+ * inserted queued, which counts nothing, so the run commit that inserts it pays no trigger. Analytics read whole hours here and the partial hours at the
  * period's ends from the sends, by the (workflow_id, started_at) index.
  */
 export class DeliveryRollups1770400000000 implements MigrationInterface {
@@ -72,7 +72,7 @@ export class DeliveryRollups1770400000000 implements MigrationInterface {
 /** What each row of a transition table counts, times `sign`. */
 function COUNTS(table: string, sign: string): string {
   return `SELECT t.organization_id, t.workflow_id, date_trunc('hour', t.started_at, 'UTC') AS hour, t.channel,
-                 ${sign} * (t.status IN ('sent', 'delivered', 'read', 'failed'))::int AS concluded,
+                 ${sign} * (t.sent_at IS NOT NULL OR t.failed_at IS NOT NULL)::int AS concluded,
                  ${sign} * (t.delivered_at IS NOT NULL)::int AS delivered,
                  ${sign} * (t.read_at IS NOT NULL)::int AS read
             FROM ${table} t WHERE t.workflow_id IS NOT NULL`;

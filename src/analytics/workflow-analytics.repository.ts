@@ -188,7 +188,7 @@ const WORKFLOW_DELIVERIES = new SqlStatement<DeliveryCounts>(`
       SELECT h.concluded, h.delivered, h.read FROM workflow_delivery_hours h
        WHERE h.workflow_id = $2 AND h.organization_id = $1 AND h.hour >= $7 AND h.hour < $8
       UNION ALL
-      SELECT (m.status IN ('sent', 'delivered', 'read', 'failed'))::int, (m.delivered_at IS NOT NULL)::int, (m.read_at IS NOT NULL)::int
+      SELECT (m.sent_at IS NOT NULL OR m.failed_at IS NOT NULL)::int, (m.delivered_at IS NOT NULL)::int, (m.read_at IS NOT NULL)::int
         FROM message_deliveries m
        WHERE m.workflow_id = $2 AND m.organization_id = $1 AND (m.started_at >= $3 AND m.started_at < $4 OR m.started_at >= $5 AND m.started_at <= $6)
     ) f`);
