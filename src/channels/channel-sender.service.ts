@@ -61,11 +61,15 @@ const NEXT_OF = (settled: string) => `
       WHERE p.channel_account_id = s.channel_account_id AND p.customer_id = s.customer_id AND p.status IN ('queued', 'sending') AND p.message_id <> s.message_id
       ORDER BY p.queued_at, p.message_id LIMIT 1) n`;
 
+/**
+ * The provider accepted the send: recorded on the message whatever happened meanwhile; the send itself
+ * becomes `sent` only if it is still this attempt's (`sending`: not failed by its account's deletion).
+ */
 const ACCEPTED = `
   WITH settled AS (
-    UPDATE message_deliveries SET status = CASE WHEN status = 'sending' THEN 'sent' ELSE status END, sent_at = now(), sending_since = NULL,
-           next_attempt_at = NULL, error_code = NULL, error_title = NULL, updated_at = now()
-     WHERE message_id = $1 RETURNING message_id, channel_account_id, customer_id
+    UPDATE message_deliveries SET status = 'sent', sent_at = now(), sending_since = NULL, next_attempt_at = NULL, error_code = NULL, error_title = NULL,
+           updated_at = now()
+     WHERE message_id = $1 AND status = 'sending' RETURNING message_id, channel_account_id, customer_id
   ), provider_id AS (
     UPDATE messages SET provider_message_id = $2 WHERE id = $1
   )
@@ -112,7 +116,8 @@ type SendOutcome = 'sent' | 'failed' | 'skipped';
 const DRAIN_LIMIT = 20;
 
 /**
- * Delivers outbound messages to their provider, one Bull job per message (CHANNEL_SENDS_QUEUE). A
+ * Delivers outbound messages to their provider through Bull jobs of CHANNEL_SENDS_QUEUE (one per run, for
+ * its first message; retries and the sweep add their own). A
  * customer's messages on an account leave one at a time in conversation order, whichever worker holds
  * which job: a send is claimed only by the head of its conversation (CLAIM), and each settled send
  * goes on with the next one. Retries: 429, 5xx and network faults go back to `queued` with a delayed

@@ -330,6 +330,41 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
       expect(delivery.delivered_at).not.toBeNull();
     });
 
+    it('fails the unsent messages of a deleted account, and keeps a send in flight failed when the provider then accepts it', async () => {
+      const account = await whatsappAccount();
+      await keywordWorkflow('gone', [
+        { id: 'a', type: 'message', content: 'in flight', next: 'b' },
+        { id: 'b', type: 'message', content: 'never sent' },
+      ]);
+      const customer = nextNumber();
+      let release!: () => void;
+      fake.hold = new Promise<void>((resolve) => (release = resolve));
+      try {
+        await post(account.id, whatsappMessagesPayload(account.phone, [{ from: customer, id: `wamid.g-${seq}`, text: 'gone please' }]));
+        await waitFor('the first send held at the provider', async () => fake.requests.some((r) => (r.body as { to?: string })?.to === customer));
+        expect((await t.http.delete(`/v1/channel-accounts/${account.id}`).set(org.auth('full_access'))).status).toBe(200);
+      } finally {
+        fake.hold = undefined;
+        release();
+      }
+      await waitFor('accepted by the provider', async () => received(customer).length === 1);
+      await waitFor('provider id recorded', async () =>
+        (await db.query(`SELECT 1 FROM messages WHERE channel_account_id = $1 AND direction = 'outbound' AND provider_message_id IS NOT NULL`, [account.id])).length === 1,
+      );
+      const rows = await db.query(
+        `SELECT m.content, d.status, d.error_code FROM message_deliveries d JOIN messages m ON m.id = d.message_id WHERE d.channel_account_id = $1 ORDER BY d.queued_at`,
+        [account.id],
+      );
+      expect(rows).toEqual([
+        { content: 'in flight', status: 'failed', error_code: 'CHANNEL_ACCOUNT_DELETED' },
+        { content: 'never sent', status: 'failed', error_code: 'CHANNEL_ACCOUNT_DELETED' },
+      ]);
+      const events = await db.query(`SELECT count(*)::int AS n FROM outbox_events WHERE type = 'message.failed' AND data->>'channel_account_id' = $1`, [account.id]);
+      expect(events[0].n).toBe(2);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(received(customer)).toHaveLength(1);
+    });
+
     it('keeps the delivery rollups equal to the sends, and shows each account\'s send backlog', async () => {
       const account = await whatsappAccount();
       await keywordWorkflow('backlog', [{ id: 'm', type: 'message', content: 'held' }]);
