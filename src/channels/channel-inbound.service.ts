@@ -15,7 +15,7 @@ import type { ChannelAccount } from './entities/channel-account.entity.js';
 import type { InboundMessageEvent, InboundStatusEvent, ProviderConnector } from './providers/provider-connector.js';
 import { connectorFor } from './providers/provider-connectors.js';
 
-/** A stored payload not done at once (a status for a message whose provider id is not recorded yet, a fault) is tried again for about a day. */
+/** A stored payload not done at once (a status for a message whose provider id is not recorded yet, a fault) is tried again this many times, for about ten hours. */
 export const PAYLOAD_ATTEMPTS = 20;
 /** Before the sweep may take up a payload the receiving process is still working on. */
 const FIRST_RETRY_AFTER_SECONDS = 30;
@@ -166,7 +166,8 @@ export class ChannelInboundService {
     const connector = account ? connectorFor(account.provider) : undefined;
     let outcome: PayloadOutcome = 'done';
     if (account && connector) outcome = await this.apply(account, connector, row.body);
-    if (outcome === 'done' || row.attempts + 1 >= PAYLOAD_ATTEMPTS) {
+    // The sweep counted this attempt when it claimed the payload.
+    if (outcome === 'done' || row.attempts >= PAYLOAD_ATTEMPTS) {
       if (outcome === 'retry') this.logger.warn(`Payload ${payloadId}: statuses for messages never recorded as sent, given up after ${PAYLOAD_ATTEMPTS} attempts`);
       await this.dataSource.query(`DELETE FROM channel_webhook_payloads WHERE id = $1`, [payloadId]);
       return 'done';
