@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import { uuidv7 } from '../common/ids/uuid-v7.js';
 import { isoTime } from '../common/iso-time.js';
 import { AppConfig } from '../config/app-config.js';
+import { isForeignKeyViolation } from '../database/postgres-errors.js';
 import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
 import { RateLimiter, type RateLimitResult } from '../rate-limits/rate-limiter.js';
 import { RateLimitExceededError } from '../rate-limits/rate-limits.errors.js';
@@ -132,11 +133,17 @@ export class ChannelInboundService {
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ChannelPayloadError();
     const payloadId = uuidv7();
-    await this.dataSource.query(
-      `INSERT INTO channel_webhook_payloads (id, channel_account_id, organization_id, body, next_attempt_at)
-       VALUES ($1, $2, $3, $4::jsonb, now() + make_interval(secs => $5))`,
-      [payloadId, account.id, account.organizationId, JSON.stringify(body), FIRST_RETRY_AFTER_SECONDS],
-    );
+    try {
+      await this.dataSource.query(
+        `INSERT INTO channel_webhook_payloads (id, channel_account_id, organization_id, body, next_attempt_at)
+         VALUES ($1, $2, $3, $4::jsonb, now() + make_interval(secs => $5))`,
+        [payloadId, account.id, account.organizationId, JSON.stringify(body), FIRST_RETRY_AFTER_SECONDS],
+      );
+    } catch (error) {
+      // Deleted through another process since this one read it (accounts are reused for ACCOUNT_CACHE_MS).
+      if (isForeignKeyViolation(error)) throw new ChannelAccountNotFoundError();
+      throw error;
+    }
     return { payload: { id: payloadId, account, body }, rateLimit };
   }
 

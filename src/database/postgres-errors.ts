@@ -7,6 +7,13 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return driverError.code === '23505' && (constraint === undefined || driverError.constraint === constraint);
 }
 
+/** PostgreSQL's foreign_key_violation, optionally on a named constraint. */
+export function isForeignKeyViolation(error: unknown, constraint?: string): boolean {
+  if (!(error instanceof QueryFailedError)) return false;
+  const driverError = error.driverError as { code?: string; constraint?: string };
+  return driverError.code === '23503' && (constraint === undefined || driverError.constraint === constraint);
+}
+
 /**
  * PostgreSQL's data exceptions a client's value can cause: string too long (22001), invalid byte
  * sequence such as NUL (22021), invalid text representation (22P02), unsupported Unicode escape

@@ -107,6 +107,16 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
       expect((await post(account.id, whatsappMessagesPayload(account.phone, [{ from: '15550001', id: 'wamid.gone', text: 'hi' }]))).status).toBe(404);
     });
 
+    it('answers 404 to a payload for an account another process deleted while this one still had it', async () => {
+      const account = await whatsappAccount();
+      // Read (and kept) by this process, then deleted behind its back, as through another API process.
+      expect((await t.http.get(`/v1/channel-accounts/${account.id}/webhook`).query({ 'hub.mode': 'subscribe', 'hub.verify_token': account.verify_token, 'hub.challenge': 'c' })).status).toBe(200);
+      await db.query(`DELETE FROM channel_accounts WHERE id = $1`, [account.id]);
+      const res = await post(account.id, whatsappMessagesPayload(account.phone, [{ from: '15550002', id: `wamid.stale${seq}`, text: 'hi' }]));
+      expect(res.status).toBe(404);
+      expect(res.body.error.code).toBe('CHANNEL_ACCOUNT_NOT_FOUND');
+    });
+
     it('refuses bad channels, providers, credentials and settings with the field named, never echoing a secret', async () => {
       const base = { name: 'x', channel: 'whatsapp', provider: 'whatsapp_cloud', credentials: { phone_number_id: '1', access_token: TOKEN, app_secret: APP_SECRET } };
       const cases: [Record<string, unknown>, string][] = [
