@@ -13,6 +13,7 @@ import type { ListChannelAccountsQuery } from './dto/list-channel-accounts.query
 import type { UpdateChannelAccountDto } from './dto/update-channel-account.dto.js';
 import { ChannelAccount, type ChannelAccountSettings } from './entities/channel-account.entity.js';
 import { providerDefinition, type ProviderDefinition } from './providers/provider-definitions.js';
+import { deliveryEventData } from './channels.sql.js';
 
 /**
  * How long a process reuses an account it has read by id (the provider webhooks and the sender read one
@@ -145,10 +146,10 @@ export class ChannelAccountsService {
          )
          ${INSERT_OUTBOX_EVENTS}
          SELECT f.organization_id, 'message.failed',
-                jsonb_build_object('message_id', f.message_id, 'customer_id', c.external_id, 'channel', m.channel, 'channel_account_id', $1::uuid,
-                                   'provider_message_id', NULL, 'execution_id', f.execution_id, 'status', 'failed',
-                                   'timestamp', to_char(f.failed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                                   'error', jsonb_build_object('code', $2::text, 'title', 'The channel account was deleted'))
+                ${deliveryEventData({
+                  messageId: 'f.message_id', customerRef: 'c.external_id', channel: 'm.channel', accountId: '$1::uuid', providerMessageId: 'NULL',
+                  executionId: 'f.execution_id', status: `'failed'`, at: 'f.failed_at', error: `jsonb_build_object('code', $2::text, 'title', 'The channel account was deleted')`,
+                })}
            FROM failed f JOIN messages m ON m.id = f.message_id JOIN customers c ON c.id = f.customer_id`,
         [account.id, ChannelErrorCodes.accountDeleted],
       );

@@ -15,6 +15,7 @@ import { ChannelAccountNotFoundError, ChannelPayloadError, ChannelSignatureError
 import type { ChannelAccount } from './entities/channel-account.entity.js';
 import type { InboundMessageEvent, InboundStatusEvent, ProviderConnector } from './providers/provider-connector.js';
 import { connectorFor } from './providers/provider-connectors.js';
+import { deliveryEventData } from './channels.sql.js';
 
 /** A stored payload not done at once (a status for a message whose provider id is not recorded yet, a fault) is tried again this many times, for about ten hours. */
 export const PAYLOAD_ATTEMPTS = 20;
@@ -68,10 +69,11 @@ const APPLY_STATUSES = `
   ), events AS (
     ${INSERT_OUTBOX_EVENTS}
     SELECT organization_id, 'message.' || status,
-           jsonb_build_object('message_id', message_id, 'customer_id', customer_ref, 'channel', channel, 'channel_account_id', channel_account_id,
-                              'provider_message_id', provider_message_id, 'execution_id', execution_id, 'status', status,
-                              'timestamp', to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-           || CASE WHEN status = 'failed' THEN jsonb_build_object('error', jsonb_build_object('code', error_code, 'title', error_title)) ELSE '{}'::jsonb END
+           ${deliveryEventData({
+             messageId: 'message_id', customerRef: 'customer_ref', channel: 'channel', accountId: 'channel_account_id', providerMessageId: 'provider_message_id',
+             executionId: 'execution_id', status: 'status', at: 'at',
+             error: `CASE WHEN status = 'failed' THEN jsonb_build_object('code', error_code, 'title', error_title) END`,
+           })}
       FROM updated WHERE status IN ('delivered', 'read', 'failed')
   )
   SELECT (SELECT count(*) FROM input)::int - (SELECT count(*) FROM target)::int AS unmatched`;

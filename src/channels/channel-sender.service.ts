@@ -14,6 +14,7 @@ import { ChannelAccountsService } from './channel-accounts.service.js';
 import { ChannelErrorCodes } from './channels.errors.js';
 import { ProviderSendError, type OutboundContent } from './providers/provider-connector.js';
 import { connectorFor } from './providers/provider-connectors.js';
+import { deliveryEventData } from './channels.sql.js';
 
 /**
  * Sends resumed after an attempt that may have reached the provider: the worker died (or its lease ran
@@ -84,10 +85,10 @@ const FAILED = `
   ), events AS (
     ${INSERT_OUTBOX_EVENTS}
     SELECT s.organization_id, 'message.failed',
-           jsonb_build_object('message_id', s.message_id, 'customer_id', c.external_id, 'channel', m.channel, 'channel_account_id', s.channel_account_id,
-                              'provider_message_id', NULL, 'execution_id', s.execution_id, 'status', 'failed',
-                              'timestamp', to_char(s.failed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                              'error', jsonb_build_object('code', $2::text, 'title', $3::text))
+           ${deliveryEventData({
+             messageId: 's.message_id', customerRef: 'c.external_id', channel: 'm.channel', accountId: 's.channel_account_id', providerMessageId: 'NULL',
+             executionId: 's.execution_id', status: `'failed'`, at: 's.failed_at', error: `jsonb_build_object('code', $2::text, 'title', $3::text)`,
+           })}
       FROM settled s JOIN messages m ON m.id = s.message_id JOIN customers c ON c.id = s.customer_id
   )
   ${NEXT_OF('settled')}`;

@@ -32,3 +32,25 @@ export const DELIVERY_STATES_SQL = `
   SELECT d.message_id, d.status, d.error_code, d.error_title, m.provider_message_id
     FROM message_deliveries d JOIN messages m ON m.id = d.message_id
    WHERE d.message_id = ANY ($1::uuid[])`;
+
+/** SQL expressions of one delivery event's fields (each an expression over the statement's rows). */
+export interface DeliveryEventFields {
+  messageId: string;
+  customerRef: string;
+  channel: string;
+  accountId: string;
+  providerMessageId: string;
+  executionId: string;
+  status: string;
+  at: string;
+  /** A jsonb {code, title}, or NULL: added as `error` when not null. */
+  error: string;
+}
+
+/** The data of message.delivered, message.read and message.failed (webhooks/event-schemas.ts), in one place. */
+export function deliveryEventData(f: DeliveryEventFields): string {
+  return `jsonb_build_object('message_id', ${f.messageId}, 'customer_id', ${f.customerRef}, 'channel', ${f.channel}, 'channel_account_id', ${f.accountId},
+                            'provider_message_id', ${f.providerMessageId}, 'execution_id', ${f.executionId}, 'status', ${f.status},
+                            'timestamp', to_char(${f.at} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+         || CASE WHEN ${f.error} IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', ${f.error}) END`;
+}
