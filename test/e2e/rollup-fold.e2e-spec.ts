@@ -213,14 +213,15 @@ describe('rollups folded from the change log', { timeout: 180_000 }, () => {
       expect(res.body.data.metrics.total_executions, `round ${round}, ${backlog} rows logged`).toBe(before);
     }
     expect(lagging, 'rounds read while rows were still logged').toBeGreaterThan(0);
-    // Freshness: with nobody reading, the worker alone empties the log, every FOLD_INTERVAL_MS (200 ms). The bound
-    // leaves room for a loaded test machine; the bench measures it on a quiet one (docs/PERFORMANCE.md). Measured
-    // from a worker that has caught up (its start-up, slower when the suite runs files side by side, is not folding).
+    // Freshness: with nobody reading, the worker alone empties the log, every FOLD_INTERVAL_MS (200 ms). The quiet
+    // machine's figure (well under a second) is the bench's (docs/PERFORMANCE.md); here, with the suite's other files
+    // and their child processes sharing two cores, a 500-row fold has taken up to 8 s, so the bound only proves that
+    // the worker folds by itself, promptly, from a worker that has caught up (its start-up is not folding).
     await waitFor('the worker to catch up', async () => (await logged()) === 0, 30_000, 50);
     await record(500, 20);
     const committed = Date.now();
-    await waitFor('the worker to fold the log', async () => (await logged()) === 0, 10_000, 20);
-    expect(Date.now() - committed, worker.output).toBeLessThan(5_000);
+    await waitFor('the worker to fold the log', async () => (await logged()) === 0, 20_000, 20);
+    expect(Date.now() - committed, worker.output).toBeLessThan(15_000);
     await expectExact();
     await worker.stop();
   });

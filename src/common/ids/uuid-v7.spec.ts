@@ -1,14 +1,16 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isUuid } from './uuid.js';
+import { uuidv7, uuidv7Floor } from './uuid-v7.js';
 
-// A copy of the module of this file's own: its clock (the last millisecond it used) belongs to the
-// process, and the specs that ran before this one in the same worker have moved it on.
-vi.resetModules();
-const { uuidv7, uuidv7Floor } = await import('./uuid-v7.js');
+// The module's clock (the last millisecond it used) belongs to the process, which the specs that ran
+// before this one in the same worker have moved on: the times asked for explicitly are years ahead of
+// now, each later than the one before, so that an id carries the time it was asked for. (A copy of the
+// module through vi.resetModules() would give every later spec of the worker new copies of the modules
+// it imports too, registering their metrics a second time.)
 
 describe('uuidv7', () => {
   it('is a version 7, variant 10 UUID carrying the time in milliseconds', () => {
-    const at = Date.parse('2026-11-22T21:40:00.123Z');
+    const at = Date.parse('2046-11-22T21:40:00.123Z');
     const id = uuidv7(at + 10_000);
     expect(isUuid(id)).toBe(true);
     expect(id[14]).toBe('7');
@@ -26,7 +28,7 @@ describe('uuidv7', () => {
   });
 
   it('has a floor per millisecond: ids made from that millisecond on sort at or above it, earlier ones below', () => {
-    const at = Date.parse('2031-05-06T07:08:09.010Z');
+    const at = Date.parse('2051-05-06T07:08:09.010Z');
     expect(uuidv7Floor(at)).toBe(`${at.toString(16).padStart(12, '0').slice(0, 8)}-${at.toString(16).padStart(12, '0').slice(8)}-0000-0000-000000000000`);
     expect(isUuid(uuidv7Floor(at))).toBe(true);
     // The same comparison PostgreSQL makes on uuid: byte order, which the lower-case text keeps.
