@@ -31,6 +31,7 @@ import { OutboxPolled1770100000000 } from './1770100000000-OutboxPolled.js';
 import { OutboxPurgeByKey1770200000000 } from './1770200000000-OutboxPurgeByKey.js';
 import { ChannelAccounts1770300000000 } from './1770300000000-ChannelAccounts.js';
 import { DeliveryRollups1770400000000 } from './1770400000000-DeliveryRollups.js';
+import { DeliveryRollupsFolded1770500000000 } from './1770500000000-DeliveryRollupsFolded.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -64,4 +65,5 @@ export const MIGRATIONS = [
   OutboxPurgeByKey1770200000000,
   ChannelAccounts1770300000000,
   DeliveryRollups1770400000000,
+  DeliveryRollupsFolded1770500000000,
 ];

@@ -58,6 +58,7 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   workflow_outcome_changes: 'rollups',
   execution_step_changes: 'rollups',
   message_changes: 'rollups',
+  message_delivery_changes: 'rollups',
   channel_webhook_payloads: 'channels',
   message_deliveries: 'channels',
   workflow_delivery_hours: 'channels',

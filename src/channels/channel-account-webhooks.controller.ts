@@ -33,20 +33,20 @@ export class ChannelAccountWebhooksController {
   @NoRateLimit('limited per channel account after the signature check (RATE_LIMIT_CHANNEL_PER_MINUTE), and failed checks per source address')
   @HttpCode(200)
   @ApiOperation({
-    summary: "Meta's payloads (WhatsApp Cloud API, Instagram Messaging): X-Hub-Signature-256 = sha256= + hex HMAC-SHA256 of the raw body with the app secret; 200 once stored",
+    summary:
+      "Meta's payloads (WhatsApp Cloud API, Instagram Messaging): X-Hub-Signature-256 = sha256= + hex HMAC-SHA256 of the raw body with the app secret; " +
+      '200 once applied, or stored to be applied again',
   })
   @ApiResponse({
     status: 200,
-    description: 'Stored; applied right after',
+    description: 'Applied (or, for the part that could not be yet, stored and applied again later): nothing of it can be lost',
     schema: { type: 'object', properties: { received: { type: 'boolean', enum: [true] } }, required: ['received'], additionalProperties: false },
   })
   @ApiResponse({ status: 401, description: 'INVALID_SIGNATURE: nothing was stored' })
   @ApiErrors(400, 404, 429)
   async receive(@Param('account_id') accountId: string, @Req() req: Request & { rawBody?: Buffer }, @Res({ passthrough: true }) res: Response) {
-    const { payload, rateLimit } = await this.inbound.receive(accountId, { rawBody: req.rawBody, headers: req.headers, ip: req.ip });
+    const { rateLimit } = await this.inbound.receive(accountId, { rawBody: req.rawBody, headers: req.headers, ip: req.ip });
     if (rateLimit) res.set(rateLimitHeaders(rateLimit));
-    // After the answer (sent, or the client gone): Meta waits for the 200 only, and retries a payload that takes long.
-    res.once('close', () => void this.inbound.processSoon(payload));
     return { received: true };
   }
 }

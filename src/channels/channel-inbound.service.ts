@@ -17,17 +17,10 @@ import type { InboundMessageEvent, InboundStatusEvent, ProviderConnector } from 
 import { connectorFor } from './providers/provider-connectors.js';
 import { deliveryEventData } from './channels.sql.js';
 
-/** A stored payload not done at once (a status for a message whose provider id is not recorded yet, a fault) is tried again this many times, for about ten hours. */
+/** A stored payload (one not done at once: a status for a message whose provider id is not recorded yet, a fault) is tried again this many times, for about ten hours. */
 export const PAYLOAD_ATTEMPTS = 20;
-/** Before the sweep may take up a payload the receiving process is still working on. */
-const FIRST_RETRY_AFTER_SECONDS = 30;
-
-/** A payload stored by `receive`, with its account and parsed body, for `processSoon`. */
-export interface StoredPayload {
-  id: string;
-  account: ChannelAccount;
-  body: unknown;
-}
+/** Before the sweep first tries a stored payload again. */
+const FIRST_RETRY_AFTER_SECONDS = 2;
 
 export interface ChannelWebhookRequest {
   rawBody: Buffer | undefined;
@@ -82,11 +75,12 @@ const STATUS_RANK: Record<InboundStatusEvent['status'], number> = { sent: 2, del
 
 /**
  * Provider webhooks in: Meta's verification handshake; payloads checked against the account's app
- * secret on their raw bytes (X-Hub-Signature-256) before anything is parsed or stored, stored, then
- * applied: customers' messages through the conversation path of POST /v1/messages (resume, else
- * triggers), statuses of sent messages forward only. A stored payload is deleted once applied; one
- * that could not be (a crash, a database fault, a status ahead of its send) is applied again by the
- * worker's sweep (processDue). Applying is idempotent: the provider's message id is unique per account.
+ * secret on their raw bytes (X-Hub-Signature-256) before anything is parsed or stored, then applied
+ * before the answer: customers' messages through the conversation path of POST /v1/messages (resume,
+ * else triggers), statuses of sent messages forward only. The 200 says the payload is durable: applied
+ * (its effects committed), or stored for the worker's sweep (processDue) when part of it could not be
+ * applied (a status ahead of its send, a fault). A crash before the answer leaves Meta to deliver it
+ * again. Applying is idempotent: the provider's message id is unique per account.
  */
 @Injectable()
 export class ChannelInboundService {
@@ -114,8 +108,8 @@ export class ChannelInboundService {
     return challenge;
   }
 
-  /** POST …/webhook: verified, limited, stored; applied right after the answer (see processSoon). */
-  async receive(accountId: string, request: ChannelWebhookRequest): Promise<{ payload: StoredPayload; rateLimit: RateLimitResult | null }> {
+  /** POST …/webhook: verified, limited, then applied, or stored to be applied by the sweep; durable once this returns. */
+  async receive(accountId: string, request: ChannelWebhookRequest): Promise<{ rateLimit: RateLimitResult | null }> {
     const account = await this.metaAccount(accountId);
     const credentials = this.accounts.credentialsOf(account);
     const limited = this.config.rateLimitsEnabled;
@@ -134,32 +128,32 @@ export class ChannelInboundService {
       throw new ChannelPayloadError();
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ChannelPayloadError();
-    const payloadId = uuidv7();
+
+    let outcome: PayloadOutcome;
+    try {
+      const connector = connectorFor(account.provider);
+      outcome = connector ? await this.apply(account, connector, body) : 'done';
+    } catch (error) {
+      // Deleted through another process since this one read it (accounts are reused for ACCOUNT_CACHE_MS).
+      if (error instanceof ChannelAccountNotFoundError || isForeignKeyViolation(error)) throw new ChannelAccountNotFoundError();
+      this.logger.warn(`A ${account.provider} payload for account ${account.id} is stored to be applied again: ${(error as Error).message}`);
+      outcome = 'retry';
+    }
+    if (outcome === 'retry') await this.store(account, body);
+    return { rateLimit };
+  }
+
+  /** Keeps a payload not applied entirely for the sweep; a failure here is the request's (Meta delivers it again). */
+  private async store(account: ChannelAccount, body: unknown): Promise<void> {
     try {
       await this.dataSource.query(
         `INSERT INTO channel_webhook_payloads (id, channel_account_id, organization_id, body, next_attempt_at)
          VALUES ($1, $2, $3, $4::jsonb, now() + make_interval(secs => $5))`,
-        [payloadId, account.id, account.organizationId, JSON.stringify(body), FIRST_RETRY_AFTER_SECONDS],
+        [uuidv7(), account.id, account.organizationId, JSON.stringify(body), FIRST_RETRY_AFTER_SECONDS],
       );
     } catch (error) {
-      // Deleted through another process since this one read it (accounts are reused for ACCOUNT_CACHE_MS).
       if (isForeignKeyViolation(error)) throw new ChannelAccountNotFoundError();
       throw error;
-    }
-    return { payload: { id: payloadId, account, body }, rateLimit };
-  }
-
-  /**
-   * Applies a payload just stored (the receiving process, right after its answer), from what it has in
-   * hand; a failure, or a status to try again, is left to the sweep.
-   */
-  async processSoon(payload: StoredPayload): Promise<void> {
-    try {
-      const connector = connectorFor(payload.account.provider);
-      const outcome = connector ? await this.apply(payload.account, connector, payload.body) : 'done';
-      if (outcome === 'done') await this.dataSource.query(`DELETE FROM channel_webhook_payloads WHERE id = $1`, [payload.id]);
-    } catch (error) {
-      this.logger.warn(`Payload ${payload.id} will be applied again later: ${(error as Error).message}`);
     }
   }
 
@@ -216,19 +210,17 @@ export class ChannelInboundService {
     return unmatched > 0 ? 'retry' : 'done';
   }
 
-  /** Customers in parallel; each customer's messages in payload order, one after the other. */
+  /**
+   * Customers in parallel; each customer's messages in payload order, one after the other. A message
+   * already stored for the account (a redelivery) is recognised by the statement that would store it.
+   */
   private async applyMessages(account: ChannelAccount, messages: InboundMessageEvent[]): Promise<void> {
     if (messages.length === 0) return;
-    const known = new Set(
-      ((await this.dataSource.query(`SELECT provider_message_id FROM messages WHERE channel_account_id = $1 AND provider_message_id = ANY ($2::varchar[])`, [
-        account.id,
-        messages.map((m) => m.providerMessageId),
-      ])) as { provider_message_id: string }[]).map((r) => r.provider_message_id),
-    );
+    const seen = new Set<string>();
     const byCustomer = new Map<string, InboundMessageEvent[]>();
     for (const message of messages) {
-      if (known.has(message.providerMessageId)) continue;
-      known.add(message.providerMessageId);
+      if (seen.has(message.providerMessageId)) continue;
+      seen.add(message.providerMessageId);
       byCustomer.set(message.from, [...(byCustomer.get(message.from) ?? []), message]);
     }
     await Promise.all(

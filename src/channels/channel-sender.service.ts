@@ -32,39 +32,58 @@ function leaseSeconds(config: AppConfig): number {
 }
 
 /**
- * Claims the message's send when it heads its customer's conversation on its account (no earlier
- * message of that customer and account still queued or being sent), and it is queued, or being sent
- * by an attempt whose lease ran out. Returns what sending needs, and the status it was claimed from.
+ * Claims the send of message `target` (an SQL expression) when it heads its customer's conversation on its
+ * account (no earlier message of that customer and account still queued or being sent, but `settled`: a
+ * send the same statement settles), and it is queued, or being sent by an attempt whose lease ran out
+ * (`lease`: seconds). CTEs `current` and `claimed`; `claimed` returns what sending needs.
  */
-const CLAIM = `
-  WITH current AS (
-    SELECT * FROM message_deliveries WHERE message_id = $1 FOR UPDATE
+function claimCtes(target: string, lease: string, settled: string | null): string {
+  return `current AS (
+    SELECT * FROM message_deliveries WHERE message_id = ${target} FOR UPDATE
   ), claimed AS (
     UPDATE message_deliveries d
        SET status = 'sending', sending_since = now(), attempts = d.attempts + 1, updated_at = now()
       FROM current c
      WHERE d.message_id = c.message_id
-       AND (c.status = 'queued' OR (c.status = 'sending' AND c.sending_since < now() - make_interval(secs => $2)))
+       AND (c.status = 'queued' OR (c.status = 'sending' AND c.sending_since < now() - make_interval(secs => ${lease})))
        AND NOT EXISTS (
          SELECT 1 FROM message_deliveries p
           WHERE p.channel_account_id = c.channel_account_id AND p.customer_id = c.customer_id AND p.status IN ('queued', 'sending')
-            AND (p.queued_at, p.message_id) < (c.queued_at, c.message_id))
+            AND (p.queued_at, p.message_id) < (c.queued_at, c.message_id)${settled ? ` AND p.message_id <> ${settled}` : ''})
     RETURNING d.message_id, c.status AS previous, d.attempts, d.kind, d.channel_account_id, d.customer_id
-  )
-  SELECT k.*, m.content, m.metadata, cu.external_id AS customer_ref
-    FROM claimed k JOIN messages m ON m.id = k.message_id JOIN customers cu ON cu.id = k.customer_id`;
+  )`;
+}
 
-/** The customer's next pending message on the account after `$1` (the one just settled), in conversation order. */
-const NEXT_OF = (settled: string) => `
-  SELECT n.message_id FROM ${settled} s
-   CROSS JOIN LATERAL (
-     SELECT p.message_id FROM message_deliveries p
-      WHERE p.channel_account_id = s.channel_account_id AND p.customer_id = s.customer_id AND p.status IN ('queued', 'sending') AND p.message_id <> s.message_id
-      ORDER BY p.queued_at, p.message_id LIMIT 1) n`;
+/** The columns of a claim (see claimCtes), for the statements that return one. */
+const CLAIM_COLUMNS = `k.message_id, k.previous, k.attempts, k.kind, k.channel_account_id, k.customer_id, m.content, m.metadata, cu.external_id AS customer_ref`;
+
+/** Claims the send of message $1 ($2: the lease, in seconds). */
+const CLAIM = `
+  WITH ${claimCtes('$1', '$2', null)}
+  SELECT ${CLAIM_COLUMNS} FROM claimed k JOIN messages m ON m.id = k.message_id JOIN customers cu ON cu.id = k.customer_id`;
+
+/**
+ * What a statement that settles message $1 (its CTE `settled`) returns: the customer's next pending message
+ * on the account in conversation order (`next_id`), and, when `claimNext` (a boolean parameter) holds, that
+ * message claimed in the same statement (CLAIM_COLUMNS, null when it could not be: another attempt holds it).
+ */
+function thenClaimNext(lease: string, claimNext: string): string {
+  return `, next AS (
+    SELECT n.message_id FROM settled s
+     CROSS JOIN LATERAL (
+       SELECT p.message_id FROM message_deliveries p
+        WHERE p.channel_account_id = s.channel_account_id AND p.customer_id = s.customer_id AND p.status IN ('queued', 'sending') AND p.message_id <> s.message_id
+        ORDER BY p.queued_at, p.message_id LIMIT 1) n
+  ), ${claimCtes(`(SELECT message_id FROM next WHERE ${claimNext})`, lease, '$1')}
+  SELECT n.message_id AS next_id, ${CLAIM_COLUMNS}
+    FROM next n LEFT JOIN claimed k ON k.message_id = n.message_id
+    LEFT JOIN messages m ON m.id = k.message_id LEFT JOIN customers cu ON cu.id = k.customer_id`;
+}
 
 /**
  * The provider accepted the send: recorded on the message whatever happened meanwhile; the send itself
  * becomes `sent` only if it is still this attempt's (`sending`: not failed by its account's deletion).
+ * Goes on with the conversation's next message ($3: lease, $4: claim it).
  */
 const ACCEPTED = `
   WITH settled AS (
@@ -74,8 +93,9 @@ const ACCEPTED = `
   ), provider_id AS (
     UPDATE messages SET provider_message_id = $2 WHERE id = $1
   )
-  ${NEXT_OF('settled')}`;
+  ${thenClaimNext('$3', '$4::boolean')}`;
 
+/** The send failed for good ($2, $3: the code and title); goes on with the conversation's next message ($4: lease, $5: claim it). */
 const FAILED = `
   WITH settled AS (
     UPDATE message_deliveries SET status = 'failed', failed_at = now(), sending_since = NULL, next_attempt_at = NULL,
@@ -91,7 +111,7 @@ const FAILED = `
            })}
       FROM settled s JOIN messages m ON m.id = s.message_id JOIN customers c ON c.id = s.customer_id
   )
-  ${NEXT_OF('settled')}`;
+  ${thenClaimNext('$4', '$5::boolean')}`;
 
 const RETRY_LATER = `
   UPDATE message_deliveries SET status = 'queued', sending_since = NULL, next_attempt_at = now() + make_interval(secs => $2 / 1000.0),
@@ -112,6 +132,34 @@ const STALLED_HEADS = `
    LIMIT 500`;
 
 type SendOutcome = 'sent' | 'failed' | 'skipped';
+
+/** A claimed send: what sending it needs, and the status it was claimed from. */
+interface Claim {
+  message_id: string;
+  previous: string;
+  attempts: number;
+  kind: string;
+  channel_account_id: string;
+  customer_id: string;
+  content: string;
+  metadata: { template?: { name: string; language: string; components?: unknown[] } };
+  customer_ref: string;
+}
+
+/** A row of a settle (thenClaimNext): the next message, and its claim's columns (null when not claimed). */
+type NextRow = { next_id: string } & { [K in keyof Claim]: Claim[K] | null };
+
+/** The conversation's next message after a settled send, with its claim when the settle made one. */
+interface Next {
+  id: string;
+  claim?: Claim;
+}
+
+function nextOf(rows: NextRow[]): Next | undefined {
+  const [row] = rows;
+  if (!row) return undefined;
+  return { id: row.next_id, claim: row.message_id === null ? undefined : (row as Claim) };
+}
 
 /** Messages of one conversation one job sends in a row before handing the rest to a job of their own. */
 const DRAIN_LIMIT = 20;
@@ -145,34 +193,47 @@ export class ChannelSender {
    * attempts are counted on the message, so a retry is the same whichever job makes it.
    */
   async send(job: Job<SendJob>): Promise<SendOutcome> {
-    let outcome: SendOutcome = 'skipped';
-    let messageId: string | undefined = job.data.messageId;
-    for (let sent = 0; messageId !== undefined; sent += 1) {
-      if (sent === DRAIN_LIMIT) {
-        await this.queueNext([{ message_id: messageId }], job.data.messageId);
+    return this.drain(job.data.messageId);
+  }
+
+  /**
+   * The same, started in this process by the run that committed the message (ChannelSendDispatcher).
+   * A fault is left to the sweep: the message stays queued, or its claim's lease runs out.
+   */
+  async sendConversation(messageId: string): Promise<void> {
+    try {
+      await this.drain(messageId);
+    } catch (error) {
+      this.logger.warn(`Message ${messageId}: the send is left to the sweep (${(error as Error).message})`);
+    }
+  }
+
+  /**
+   * Sends `first`, then its conversation's next messages, each claimed by the statement that settles the
+   * one before (up to DRAIN_LIMIT; the next after that gets a job of its own).
+   */
+  private async drain(first: string): Promise<SendOutcome> {
+    const [claim] = (await this.dataSource.query(CLAIM, [first, leaseSeconds(this.config)])) as Claim[];
+    if (!claim) return 'skipped';
+    let step = await this.sendClaimed(claim, DRAIN_LIMIT > 1);
+    const outcome = step.outcome;
+    for (let sent = 1; step.next; sent += 1) {
+      if (!step.next.claim) {
+        // Not claimed by the settle: held by another attempt (whose settle goes on), or left at the drain's limit.
+        if (sent >= DRAIN_LIMIT) await this.queueNext([{ message_id: step.next.id }], first);
         break;
       }
-      const result = await this.sendOne(messageId);
-      if (sent === 0) outcome = result.outcome;
-      messageId = result.next;
+      step = await this.sendClaimed(step.next.claim, sent + 1 < DRAIN_LIMIT);
     }
     return outcome;
   }
 
-  /** One claimed send; `next`: the conversation's next message, when this one settled and another waits. */
-  private async sendOne(messageId: string): Promise<{ outcome: SendOutcome; next?: string }> {
-    const [claim] = (await this.dataSource.query(CLAIM, [messageId, leaseSeconds(this.config)])) as {
-      message_id: string;
-      previous: string;
-      attempts: number;
-      kind: string;
-      channel_account_id: string;
-      customer_id: string;
-      content: string;
-      metadata: { template?: { name: string; language: string; components?: unknown[] } };
-      customer_ref: string;
-    }[];
-    if (!claim) return { outcome: 'skipped' };
+  /**
+   * One claimed send, settled; the conversation's next message when one waits (claimed by the settle
+   * when `claimNext` and no other attempt holds it).
+   */
+  private async sendClaimed(claim: Claim, claimNext: boolean): Promise<{ outcome: SendOutcome; next?: Next }> {
+    const messageId = claim.message_id;
     if (claim.previous === 'sending') {
       resumedSends.inc();
       this.logger.warn(`Message ${messageId}: sending again after an attempt that may have reached the provider (a possible duplicate)`);
@@ -180,7 +241,7 @@ export class ChannelSender {
 
     const account = await this.accounts.findById(claim.channel_account_id);
     const connector = account ? connectorFor(account.provider) : undefined;
-    if (!account || !connector) return { outcome: 'failed', next: await this.fail(messageId, ChannelErrorCodes.accountDeleted, 'The channel account was deleted') };
+    if (!account || !connector) return { outcome: 'failed', next: await this.fail(messageId, ChannelErrorCodes.accountDeleted, 'The channel account was deleted', claimNext) };
     const content: OutboundContent =
       claim.kind === 'template' && claim.metadata.template ? { kind: 'template', template: claim.metadata.template } : { kind: 'text', text: claim.content };
     try {
@@ -193,8 +254,8 @@ export class ChannelSender {
         content,
         timeoutMs: this.config.channels.sendTimeoutMs,
       });
-      const [next] = (await this.dataSource.query(ACCEPTED, [messageId, providerMessageId])) as { message_id: string }[];
-      return { outcome: 'sent', next: next?.message_id };
+      const rows = (await this.dataSource.query(ACCEPTED, [messageId, providerMessageId, leaseSeconds(this.config), claimNext])) as NextRow[];
+      return { outcome: 'sent', next: nextOf(rows) };
     } catch (error) {
       if (!(error instanceof ProviderSendError)) throw error;
       const { code, title, retryAfterMs } = error.details;
@@ -206,7 +267,7 @@ export class ChannelSender {
         this.logger.log(`Message ${messageId}: ${error.message}; trying again in ${delay} ms`);
         return { outcome: 'skipped' };
       }
-      return { outcome: 'failed', next: await this.fail(messageId, code ?? ChannelErrorCodes.sendFailed, title ?? error.message) };
+      return { outcome: 'failed', next: await this.fail(messageId, code ?? ChannelErrorCodes.sendFailed, title ?? error.message, claimNext) };
     }
   }
 
@@ -222,11 +283,11 @@ export class ChannelSender {
     return rows.length;
   }
 
-  /** Fails the message for good; returns the conversation's next message, if one waits. */
-  private async fail(messageId: string, code: string, title: string): Promise<string | undefined> {
-    const [next] = (await this.dataSource.query(FAILED, [messageId, code, title])) as { message_id: string }[];
+  /** Fails the message for good; returns the conversation's next message, if one waits (claimed when `claimNext`, if it could be). */
+  private async fail(messageId: string, code: string, title: string, claimNext: boolean): Promise<Next | undefined> {
+    const rows = (await this.dataSource.query(FAILED, [messageId, code, title, leaseSeconds(this.config), claimNext])) as NextRow[];
     this.logger.warn(`Message ${messageId} failed: ${code} ${title}`);
-    return next?.message_id;
+    return nextOf(rows);
   }
 
   /** The conversation's next message, queued under an id of its own (its first job may still be finishing). */

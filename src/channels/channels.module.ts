@@ -1,6 +1,7 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { CHANNEL_SENDS_QUEUE, channelSendsQueueSettings } from '../executions/channels/channel-sends.queue.js';
+import { ExecutionsModule } from '../executions/executions.module.js';
 import { TriggersModule } from '../triggers/triggers.module.js';
 import { ChannelAccountsModule } from './channel-accounts.module.js';
 import { ChannelInboundService } from './channel-inbound.service.js';
@@ -18,5 +19,5 @@ import { ChannelAccountWebhooksController } from './channel-account-webhooks.con
 export class ChannelsModule {}
 
 /** The sender and the sweeps, loaded only in worker processes (APP_ROLE worker or all). */
-@Module({ imports: [ChannelsModule, ChannelAccountsModule], providers: [ChannelSendsProcessor] })
+@Module({ imports: [ChannelsModule, ChannelAccountsModule, ExecutionsModule], providers: [ChannelSendsProcessor] })
 export class ChannelsWorkerModule {}

@@ -27,6 +27,11 @@ export const REPLY_WINDOW_SQL = `
            ORDER BY m.created_at DESC LIMIT 1) AS last_inbound_at
     FROM channel_accounts a WHERE a.id = $1`;
 
+/** Whether the account `column` names exists (true for NULL, no account): false once it is deleted. */
+export function channelAccountExists(column: string): string {
+  return `(${column} IS NULL OR EXISTS (SELECT 1 FROM channel_accounts a WHERE a.id = ${column}))`;
+}
+
 /** The send state of messages ($1: message ids), for the steps that sent them. */
 export const DELIVERY_STATES_SQL = `
   SELECT d.message_id, d.status, d.error_code, d.error_title, m.provider_message_id

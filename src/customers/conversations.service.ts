@@ -6,6 +6,8 @@ import { SqlStatement } from '../database/sql-statement.js';
 import { uuidv7 } from '../common/ids/uuid-v7.js';
 import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
 import { activeMessageTriggersOf } from '../triggers/triggers.sql.js';
+import { channelAccountExists } from '../channels/channels.sql.js';
+import { ChannelAccountNotFoundError } from '../channels/channels.errors.js';
 
 export interface InboundMessage {
   organizationId: string;
@@ -72,9 +74,12 @@ const RECEIVE = new SqlStatement<{
 }>(
   `
   WITH inbound AS (
+    -- A message through a channel account deleted since the caller read it (accounts are cached per
+    -- process for a moment) is left out: no row comes back for it, and nothing of it is stored.
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(
       message_id uuid, organization_id uuid, customer_ref varchar, channel varchar, language varchar, content text, metadata jsonb,
       customer_event jsonb, message_event jsonb, channel_account_id uuid, provider_message_id varchar, routable boolean)
+     WHERE ${channelAccountExists('i.channel_account_id')}
   ), customer AS (
     INSERT INTO customers (organization_id, external_id, channel, language, first_seen_at, last_seen_at)
     SELECT organization_id, customer_ref, channel, language, now(), now() FROM inbound
@@ -151,7 +156,7 @@ interface Inbound {
 /** Customers and their inbound messages: first contact, keeping replies for running executions. */
 @Injectable()
 export class ConversationsService {
-  private readonly receives = new Batcher<Inbound, ReceivedMessage>(
+  private readonly receives = new Batcher<Inbound, ReceivedMessage | null>(
     (messages) => this.receiveMany(messages),
     { keys: (m) => [`${m.organization_id}:${m.customer_ref}`] },
   );
@@ -162,12 +167,13 @@ export class ConversationsService {
    * Stores an inbound message (creating the customer on first contact) and, when the customer
    * has a running execution on this channel (waiting for a reply or not yet), routes the message
    * to it — atomically, in one
-   * statement: POST /v1/messages is the hot path, and each round trip costs it latency.
+   * statement: POST /v1/messages is the hot path, and each round trip costs it latency. A message
+   * through a channel account deleted meanwhile is refused (ChannelAccountNotFoundError), nothing stored.
    */
-  receive(inbound: InboundMessage): Promise<ReceivedMessage> {
+  async receive(inbound: InboundMessage): Promise<ReceivedMessage> {
     const messageId = uuidv7();
     const language = inbound.language ?? null;
-    return this.receives.submit({
+    const received = await this.receives.submit({
       message_id: messageId,
       organization_id: inbound.organizationId,
       customer_ref: inbound.customerRef,
@@ -191,13 +197,17 @@ export class ConversationsService {
       provider_message_id: inbound.providerMessageId ?? null,
       routable: inbound.routable ?? true,
     });
+    if (!received) throw new ChannelAccountNotFoundError();
+    return received;
   }
 
-  private async receiveMany(messages: Inbound[]): Promise<ReceivedMessage[]> {
+  /** Null for a message whose channel account is gone. */
+  private async receiveMany(messages: Inbound[]): Promise<(ReceivedMessage | null)[]> {
     const rows = await RECEIVE.run(this.dataSource, [JSON.stringify(messages)]);
     const byId = new Map(rows.map((r) => [r.message_id, r]));
     return messages.map((m) => {
       const row = byId.get(m.message_id);
+      if (!row && m.channel_account_id !== null) return null;
       if (!row) throw new Error(`Inbound message ${m.message_id} was not stored`);
       return {
         messageId: m.message_id,

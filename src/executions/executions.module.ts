@@ -65,8 +65,9 @@ import { WorkflowExecutionsController } from './workflow-executions.controller.j
       inject: [MessageNodeHandler, AiResponseNodeHandler, FormNodeHandler],
     },
   ],
-  // BullModule: the worker module's processor injects the executions queue registered here.
-  exports: [ExecutionsService, ExecutionsQueryService, ExecutionEngine, BullModule],
+  // BullModule: the worker module's processor injects the executions queue registered here. ChannelSendDispatcher:
+  // the channels worker attaches its sender to it.
+  exports: [ExecutionsService, ExecutionsQueryService, ExecutionEngine, ChannelSendDispatcher, BullModule],
 })
 export class ExecutionsModule {}
 

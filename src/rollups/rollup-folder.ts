@@ -15,7 +15,8 @@ const CATCH_UP_CHUNK = 20_000;
  * its rows), else 0 at once when another process is folding.
  */
 async function foldOnce(dataSource: DataSource, maxRows: number, wait = true): Promise<number> {
-  const [row] = (await dataSource.query('SELECT rollups_fold($1, $2) AS n', [maxRows, wait])) as { n: number }[];
+  // The deliveries' log has a fold of its own (migration DeliveryRollupsFolded), taken second by every folder.
+  const [row] = (await dataSource.query('SELECT rollups_fold($1, $2) + delivery_rollups_fold($1, $2) AS n', [maxRows, wait])) as { n: number }[];
   return row.n;
 }
 
@@ -33,9 +34,9 @@ export async function foldRollups(dataSource: DataSource): Promise<number> {
 }
 
 /**
- * The rollups of executions, firings and messages (hours, days, customer hours, duration days and
- * months, error days, message counts, customer sessions and first channels) are not written by the
- * statements that write those rows: they append their signed rows to a change log, and `rollups_fold` (migration RollupFolding) folds the log into the
+ * The rollups of executions, firings, messages and sends (hours, days, customer hours, duration days and
+ * months, error days, message counts, customer sessions and first channels, delivery hours) are not written by the
+ * statements that write those rows: they append their signed rows to a change log, and `rollups_fold` (migration RollupFolding; `delivery_rollups_fold`, migration DeliveryRollupsFolded, for the sends) folds the log into the
  * rollups, one grouped upsert per table per batch, folders taking turns under an advisory lock.
  * The workers fold continuously (RollupFoldLoop); every reader of those rollups calls `catchUp`
  * before it reads, so what it reads counts every execution committed before it asked.

@@ -394,6 +394,9 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
         release();
       }
       await waitFor('sent', async () => received(customer).length === 1);
+      // The sends' deltas are logged and folded into the rollup by the worker (as readers do before they read).
+      const folded = async () => (await db.query(`SELECT count(*)::int AS n FROM message_delivery_changes`))[0].n === 0;
+      await waitFor('the worker to fold the deliveries', folded);
       const raw = await db.query(`
         SELECT workflow_id, date_trunc('hour', started_at, 'UTC') AS hour, channel,
                count(*) FILTER (WHERE status IN ('sent', 'delivered', 'read', 'failed'))::int AS concluded,
@@ -408,6 +411,7 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
       expect(rolled.length).toBeGreaterThan(0);
       // A deletion takes its counts away.
       await db.query(`DELETE FROM messages WHERE id IN (SELECT message_id FROM message_deliveries WHERE organization_id = $1 AND status = 'read')`, [org.id]);
+      await waitFor('the worker to fold the deletion', folded);
       const after = await db.query(`SELECT sum(read)::int AS read FROM workflow_delivery_hours WHERE organization_id = $1`, [org.id]);
       expect(after[0].read).toBe(0);
     });
