@@ -1,5 +1,5 @@
 // Conversations through WhatsApp end to end: Meta's signed webhook POST /v1/channel-accounts/{id}/webhook (one text
-// from a new customer) -> stored, 200, applied by the api process -> the keyword trigger starts an execution -> the
+// from a new customer) -> applied by the api process, then 200 -> the keyword trigger starts an execution -> the
 // worker process runs its two message nodes -> the channel sender (worker) sends both replies, in order, to the
 // WhatsApp Cloud API, here a fake Graph API in the bench process (lib/whatsapp.mjs) that records every message it
 // accepts. A conversation is complete when the fake has accepted both replies for its customer.
@@ -37,8 +37,8 @@ const DRAIN_TIMEOUT_MS = 180_000;
  * When a closed-loop client sends its next payload: once its last conversation completed (`conversation`, the
  * default: at most `connections` conversations in flight, so no backlog can grow and every figure of the window is
  * sustained), or once its webhook POST was answered (`answer`, as executions' clients do with the 202). The webhook
- * answers before it applies the payload and nothing holds it back, so `answer` drives the service past what it
- * works off: conversations in flight grow over the window, and its work on them is charged to the completed ones.
+ * answers once the payload is applied (its execution queued); the run and the sends come after, and nothing holds
+ * the client back, so `answer` drives the service past what it works off: conversations in flight grow over the window, and its work on them is charged to the completed ones.
  */
 function paceFromEnv() {
   const pace = (process.env.BENCH_CHANNELS_PACE ?? '').trim() || 'conversation';
