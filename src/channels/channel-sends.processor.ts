@@ -13,9 +13,9 @@ export const CHANNEL_SWEEP_MS = 2_000;
 /**
  * The channels module's worker side: processes send jobs (CHANNEL_SEND_CONCURRENCY per process), sends
  * the first messages of this process's runs as they commit (as many again, ChannelSendDispatcher), and
- * every CHANNEL_SWEEP_MS queues again the sends whose job was lost and applies the provider payloads
- * their receiving process did not finish. On shutdown it takes no new job or run's send and lets the running sends
- * finish (a send cut short is taken over once its lease runs out).
+ * every CHANNEL_SWEEP_MS queues again the sends whose job (or process) was lost and applies again the provider
+ * payloads stored because they could not be applied entirely. On shutdown it takes no new job or run's send and
+ * lets the running sends finish (a send cut short is taken over once its lease runs out).
  */
 @Injectable()
 export class ChannelSendsProcessor implements OnApplicationBootstrap, BeforeApplicationShutdown {
