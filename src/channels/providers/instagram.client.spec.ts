@@ -1,23 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeMeta, type FakeMeta } from '../../../test/utils/fake-meta.js';
+import { sendFailure } from '../../../test/utils/provider-send-failure.js';
 import { sendInstagram } from './instagram.client.js';
-import { ProviderSendError, type SendRequest } from './provider-connector.js';
+import type { SendRequest } from './provider-connector.js';
 
 const TOKEN = 'IGAA-instagram-secret-token-0987654321';
 const IGSID = '7012345678901234';
 
 /** The send's error, checked to be a ProviderSendError that does not carry the token anywhere. */
-async function failure(sending: Promise<unknown>): Promise<ProviderSendError> {
-  const error = await sending.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ProviderSendError);
-  const sendError = error as ProviderSendError;
-  expect(sendError.message).not.toContain(TOKEN);
-  expect(JSON.stringify(sendError.details)).not.toContain(TOKEN);
-  return sendError;
-}
+const failure = (sending: Promise<unknown>) => sendFailure(sending, TOKEN);
 
 describe('sendInstagram', () => {
   let meta: FakeMeta;

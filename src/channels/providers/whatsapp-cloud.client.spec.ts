@@ -2,25 +2,16 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeMeta, type FakeMeta } from '../../../test/utils/fake-meta.js';
+import { sendFailure } from '../../../test/utils/provider-send-failure.js';
 import { MAX_RETRY_AFTER_MS } from './graph-api.js';
-import { ProviderSendError, type OutboundContent, type SendRequest } from './provider-connector.js';
+import type { OutboundContent, SendRequest } from './provider-connector.js';
 import { sendWhatsAppCloud } from './whatsapp-cloud.client.js';
 
 const TOKEN = 'EAAG-whatsapp-secret-token-1234567890';
 const PHONE_NUMBER_ID = '106540352242922';
 
 /** The send's error, checked to be a ProviderSendError that does not carry the token anywhere. */
-async function failure(sending: Promise<unknown>): Promise<ProviderSendError> {
-  const error = await sending.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ProviderSendError);
-  const sendError = error as ProviderSendError;
-  expect(sendError.message).not.toContain(TOKEN);
-  expect(JSON.stringify(sendError.details)).not.toContain(TOKEN);
-  return sendError;
-}
+const failure = (sending: Promise<unknown>) => sendFailure(sending, TOKEN);
 
 describe('sendWhatsAppCloud', () => {
   let meta: FakeMeta;
