@@ -29,7 +29,8 @@ const where = (file: string) => relative(SRC, file);
  * Tables without an entity: created by migrations and kept by their row triggers. The execution
  * rollups are the executions module's (folded from the change logs, which the rollups module owns;
  * the execution-metrics module reads them), the customer sketches the execution-metrics module's
- * (it alone folds and reads them); the analytics rollups and the report and export files are analytics'.
+ * (it alone folds and reads them); the analytics rollups and the report and export files are analytics';
+ * message bursts are the customers module's, with the messages they hold.
  */
 const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   workflow_execution_hours: 'executions',
@@ -62,6 +63,8 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   channel_webhook_payloads: 'channels',
   message_deliveries: 'channels',
   workflow_delivery_hours: 'channels',
+  // A customer's open burst of held messages (the receive statement and a burst's turn).
+  message_bursts: 'customers',
 };
 
 /**

@@ -64,6 +64,9 @@ export function parseVerifyToken(definition: ProviderDefinition, input: unknown,
   return input;
 }
 
+/** The longest burst window (settings.burst_window_ms, CONVERSATION_BURST_WINDOW_MS): ten seconds. */
+export const MAX_BURST_WINDOW_MS = 10_000;
+
 /** Settings: an object of known keys only. */
 export function parseSettings(input: unknown, current: ChannelAccountSettings = {}): ChannelAccountSettings {
   if (input === undefined) return current;
@@ -75,8 +78,13 @@ export function parseSettings(input: unknown, current: ChannelAccountSettings = 
       if (value === null) continue;
       if (typeof value !== 'string' || !isUuid(value)) throw new InvalidChannelAccountError('settings.workflow_id must be a workflow id (UUID) or null', 'settings.workflow_id');
       settings.workflow_id = value;
+    } else if (key === 'burst_window_ms') {
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_BURST_WINDOW_MS) {
+        throw new InvalidChannelAccountError(`settings.burst_window_ms must be an integer from 0 to ${MAX_BURST_WINDOW_MS} (milliseconds; 0: off)`, 'settings.burst_window_ms');
+      }
+      if (value > 0) settings.burst_window_ms = value;
     } else {
-      throw new InvalidChannelAccountError(`settings.${key} is not a setting (known: workflow_id)`, `settings.${key}`);
+      throw new InvalidChannelAccountError(`settings.${key} is not a setting (known: workflow_id, burst_window_ms)`, `settings.${key}`);
     }
   }
   return settings;

@@ -186,6 +186,16 @@ export class EnvVars {
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'CONVERSATION_TIMEOUT must be a duration such as 86400, 30m or 24h' })
   CONVERSATION_TIMEOUT: string = '24h';
 
+  /**
+   * POST /v1/messages without a channel account: a customer's messages arriving within this many
+   * milliseconds after the first are handled as one turn (0: each message is its own turn).
+   */
+  @Transform(toInt)
+  @IsInt({ message: 'CONVERSATION_BURST_WINDOW_MS must be an integer from 0 to 10000' })
+  @Min(0, { message: 'CONVERSATION_BURST_WINDOW_MS must be an integer from 0 to 10000' })
+  @Max(10_000, { message: 'CONVERSATION_BURST_WINDOW_MS must be an integer from 0 to 10000' })
+  CONVERSATION_BURST_WINDOW_MS: number = 0;
+
   /** How long the service waits for a PostgreSQL connection (pool full or server down) before a request is 503. */
   @IsString()
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'DATABASE_CONNECT_TIMEOUT must be a duration such as 5s or 2000ms' })

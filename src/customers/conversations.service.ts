@@ -24,6 +24,10 @@ export interface InboundMessage {
   type?: string;
   /** False for a message without text (media, location…): recorded and emitted, never resumes or matches. Default true. */
   routable?: boolean;
+  /** Bursts: > 0 holds a routable message for its burst's turn (see BURSTS below). Default 0: handled at once. */
+  burstWindowMs?: number;
+  /** Bursts: the caller's user agent, recorded with a burst it opens for the turn's firing. */
+  userAgent?: string | null;
 }
 
 /** An active message trigger of the organization, as keyword matching and firing need it. */
@@ -49,6 +53,17 @@ export interface ReceivedMessage {
    * the statement that stored the message (same snapshot, no extra round trip). Empty otherwise.
    */
   messageTriggers: ActiveMessageTrigger[];
+  /** Bursts: the burst the message was held for (it resumed and matched nothing yet); null when handled at once. */
+  held: HeldMessage | null;
+}
+
+/** Bursts: where a held message went. */
+export interface HeldMessage {
+  burstId: string;
+  /** The burst's deadline: its turn is taken then. */
+  heldUntil: Date;
+  /** True for the burst's first message, whose caller schedules the turn. */
+  opened: boolean;
 }
 
 /**
@@ -63,7 +78,7 @@ export interface ReceivedMessage {
  * holds two messages of one customer (one INSERT cannot update a row twice, and they must stay
  * in order).
  */
-const RECEIVE = new SqlStatement<{
+interface ReceiveRow {
   message_id: string;
   customer_id: string;
   execution_id: string | null;
@@ -71,14 +86,35 @@ const RECEIVE = new SqlStatement<{
   trigger_execution_id: string | null;
   message_triggers: ActiveMessageTrigger[] | null;
   stored: boolean;
-}>(
+  // Bursts variant only:
+  burst_id?: string | null;
+  held_until?: Date | null;
+  burst_opened?: boolean | null;
+}
+
+/**
+ * --- Bursts (a channel account's settings.burst_window_ms, CONVERSATION_BURST_WINDOW_MS) ---
+ * The statement comes in two variants built from one text: without bursts (every message of the
+ * batch has window 0, the usual case) it is exactly the statement above; with them (`bursts`), a
+ * routable message whose window is > 0 is *held*: it resumes nothing and reads no triggers here;
+ * instead it joins its customer's open burst on the channel and account (message_bursts, at most one
+ * open per key: the upsert on the partial unique index) or opens one whose deadline is now + window,
+ * and is stored with its `burst_id`. The upsert locks the burst row until the statement commits, so a
+ * worker closing the burst (BURST_CLAIM) waits for it and then sees the message: a message is never
+ * in a burst already taken, and never lost between two (it opens the next one). Messages with window
+ * 0 in the same batch are handled as without bursts. The fragments are marked `bursts:` below.
+ */
+function receiveStatement(bursts: boolean): SqlStatement<ReceiveRow> {
+  const held = (row: string) => (bursts ? ` AND NOT (${row}.routable AND ${row}.burst_window_ms > 0)` : '');
+  return new SqlStatement<ReceiveRow>(
   `
   WITH inbound AS (
     -- A message through a channel account deleted since the caller read it (accounts are cached per
     -- process for a moment) is left out: no row comes back for it, and nothing of it is stored.
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(
       message_id uuid, organization_id uuid, customer_ref varchar, channel varchar, language varchar, content text, metadata jsonb,
-      customer_event jsonb, message_event jsonb, channel_account_id uuid, provider_message_id varchar, routable boolean)
+      customer_event jsonb, message_event jsonb, channel_account_id uuid, provider_message_id varchar, routable boolean${
+        /* bursts: */ bursts ? ', burst_window_ms int, burst_id uuid, user_agent text' : ''})
      WHERE ${channelAccountExists('i.channel_account_id')}
   ), customer AS (
     INSERT INTO customers (organization_id, external_id, channel, language, first_seen_at, last_seen_at)
@@ -95,7 +131,7 @@ const RECEIVE = new SqlStatement<{
       JOIN customer c ON c.organization_id = i.organization_id AND c.external_id = i.customer_ref
       LEFT JOIN LATERAL (
         SELECT e.id FROM workflow_executions e
-         WHERE i.routable AND e.customer_id = c.id AND e.channel = i.channel AND e.status = 'running'
+         WHERE i.routable${held('i')} AND e.customer_id = c.id AND e.channel = i.channel AND e.status = 'running'
            AND (i.channel_account_id IS NULL OR e.channel_account_id = i.channel_account_id)
          ORDER BY e.started_at DESC LIMIT 1
       ) w ON true
@@ -112,10 +148,24 @@ const RECEIVE = new SqlStatement<{
   ), routed AS (
     SELECT c.*, k.id AS execution_id, k.trigger_id, k.trigger_execution_id
       FROM candidate c LEFT JOIN claimed k ON k.id = c.running_id
-  ), message AS (
+  ),${
+    /* bursts: */ bursts
+      ? ` burst AS (
+    -- bursts: a held message opens its customer's burst on the channel and account, or joins the open one
+    -- (the no-op update locks it until this commits). A batch holds one message per customer.
+    INSERT INTO message_bursts AS b (id, organization_id, customer_id, channel, channel_account_id, user_agent, deadline)
+    SELECT burst_id, organization_id, customer_id, channel, channel_account_id, user_agent, now() + make_interval(secs => burst_window_ms / 1000.0)
+      FROM routed WHERE routable AND burst_window_ms > 0
+    ON CONFLICT (organization_id, customer_id, channel, (COALESCE(channel_account_id, '00000000-0000-0000-0000-000000000000'::uuid))) WHERE closed_at IS NULL
+    DO UPDATE SET deadline = b.deadline
+    RETURNING b.id, b.customer_id, b.deadline, (b.xmax = 0) AS opened
+  ),`
+      : ''
+  } message AS (
     -- A provider's message id already stored for the account (a redelivery racing this one): nothing.
-    INSERT INTO messages (id, organization_id, customer_id, channel, direction, content, language, metadata, execution_id, channel_account_id, provider_message_id)
-    SELECT message_id, organization_id, customer_id, channel, 'inbound', content, language, metadata, execution_id, channel_account_id, provider_message_id FROM routed
+    INSERT INTO messages (id, organization_id, customer_id, channel, direction, content, language, metadata, execution_id, channel_account_id, provider_message_id${bursts ? ', burst_id' : ''})
+    SELECT message_id, organization_id, customer_id, channel, 'inbound', content, language, metadata, execution_id, channel_account_id, provider_message_id${
+      /* bursts: */ bursts ? ', (SELECT b.id FROM burst b WHERE b.customer_id = routed.customer_id)' : ''} FROM routed
     ON CONFLICT DO NOTHING
     RETURNING id
   ), events AS (
@@ -127,15 +177,48 @@ const RECEIVE = new SqlStatement<{
     -- Per organization by its partial index (a lateral lookup: a plan joining the JSON input,
     -- counted as 100 rows, could prefer a scan and stay cached with the named statement).
     SELECT o.organization_id, t.triggers
-      FROM (SELECT DISTINCT organization_id FROM routed WHERE execution_id IS NULL AND routable) o
+      FROM (SELECT DISTINCT organization_id FROM routed WHERE execution_id IS NULL AND routable${held('routed')}) o
       CROSS JOIN LATERAL (${activeMessageTriggersOf('o.organization_id')}) t
   )
-  SELECT r.message_id, r.customer_id, r.execution_id, r.trigger_id, r.trigger_execution_id, mt.triggers AS message_triggers, m.id IS NOT NULL AS stored
+  SELECT r.message_id, r.customer_id, r.execution_id, r.trigger_id, r.trigger_execution_id, mt.triggers AS message_triggers, m.id IS NOT NULL AS stored${
+    /* bursts: */ bursts ? ', b.id AS burst_id, b.deadline AS held_until, b.opened AS burst_opened' : ''}
     FROM routed r
     LEFT JOIN message m ON m.id = r.message_id
-    LEFT JOIN message_triggers mt ON r.execution_id IS NULL AND r.routable AND mt.organization_id = r.organization_id`,
-  { prepareAs: 'conversations.receive' },
-);
+    LEFT JOIN message_triggers mt ON r.execution_id IS NULL AND r.routable${held('r')} AND mt.organization_id = r.organization_id${
+    /* bursts: */ bursts ? '\n    LEFT JOIN burst b ON b.customer_id = r.customer_id' : ''}`,
+  { prepareAs: bursts ? 'conversations.receive-bursts' : 'conversations.receive' },
+  );
+}
+
+const RECEIVE = receiveStatement(false);
+/** Bursts: for a batch holding at least one message with a window. */
+const RECEIVE_BURSTS = receiveStatement(true);
+
+/** Bursts: a burst claimed for its turn. */
+export interface ClaimedBurst {
+  id: string;
+  organizationId: string;
+  customerId: string;
+  customerRef: string;
+  channel: string;
+  channelAccountId: string | null;
+  userAgent: string | null;
+  startedAt: Date;
+  /** 1 for the first claim; more when the burst is claimed again after a worker failed midway. */
+  claims: number;
+}
+
+interface ClaimedBurstRow {
+  id: string;
+  organization_id: string;
+  customer_id: string;
+  customer_ref: string;
+  channel: string;
+  channel_account_id: string | null;
+  user_agent: string | null;
+  started_at: Date;
+  claims: number;
+}
 
 /** An inbound message as the receive statement reads it. */
 interface Inbound {
@@ -151,6 +234,10 @@ interface Inbound {
   channel_account_id: string | null;
   provider_message_id: string | null;
   routable: boolean;
+  // Bursts: present only for a message with a window (> 0).
+  burst_window_ms?: number;
+  burst_id?: string;
+  user_agent?: string | null;
 }
 
 /** Customers and their inbound messages: first contact, keeping replies for running executions. */
@@ -196,14 +283,130 @@ export class ConversationsService {
       channel_account_id: inbound.channelAccountId ?? null,
       provider_message_id: inbound.providerMessageId ?? null,
       routable: inbound.routable ?? true,
+      // Bursts: only a message with a window carries these (and makes its batch take RECEIVE_BURSTS).
+      ...(inbound.burstWindowMs ? { burst_window_ms: inbound.burstWindowMs, burst_id: uuidv7(), user_agent: inbound.userAgent ?? null } : {}),
     });
     if (!received) throw new ChannelAccountNotFoundError();
     return received;
   }
 
+  // --- Bursts: the worker's side of a burst's turn (TriggerFiringService.takeTurn) ---
+
+  /**
+   * Claims a burst for its turn: sets `closed_at` (a new message now opens the next burst) and counts
+   * the claim. Conditional, so two workers never both have it; a burst closed more than `leaseMs`
+   * ago and still there (its worker died or failed before finishing) can be claimed again. The
+   * update waits for an inbound statement joining the burst to commit: the held messages read after
+   * this returns are all of them.
+   */
+  async claimBurst(burstId: string, leaseMs: number): Promise<ClaimedBurst | null> {
+    const [rows] = (await this.dataSource.query(
+      `UPDATE message_bursts b SET closed_at = now(), claims = b.claims + 1
+         FROM customers c
+        WHERE b.id = $1 AND c.id = b.customer_id AND (b.closed_at IS NULL OR b.closed_at < now() - make_interval(secs => $2::double precision / 1000))
+        RETURNING b.id, b.organization_id, b.customer_id, c.external_id AS customer_ref, b.channel, b.channel_account_id, b.user_agent, b.started_at, b.claims`,
+      [burstId, leaseMs],
+    )) as [ClaimedBurstRow[], number];
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      id: row.id,
+      organizationId: row.organization_id,
+      customerId: row.customer_id,
+      customerRef: row.customer_ref,
+      channel: row.channel,
+      channelAccountId: row.channel_account_id,
+      userAgent: row.user_agent,
+      startedAt: row.started_at,
+      claims: row.claims,
+    };
+  }
+
+  /** A claimed burst's messages in arrival order (each with its own content). */
+  async heldMessages(burst: ClaimedBurst): Promise<{ id: string; content: string; language: string | null; executionId: string | null; turnContent: string | null }[]> {
+    const rows = (await this.dataSource.query(
+      `SELECT id, content, language, execution_id, turn_content FROM messages
+        WHERE burst_id = $1 AND organization_id = $2 ORDER BY created_at, id`,
+      [burst.id, burst.organizationId],
+    )) as { id: string; content: string; language: string | null; execution_id: string | null; turn_content: string | null }[];
+    return rows.map((r) => ({ id: r.id, content: r.content, language: r.language, executionId: r.execution_id, turnContent: r.turn_content }));
+  }
+
+  /**
+   * Routes a burst's turn to the customer's running execution on the channel (and account), as
+   * the receive statement routes one message: the burst's messages get its `execution_id`; the first
+   * keeps its content and gets the joined text as `turn_content` (what the run reads as its one
+   * reply), the others are marked consumed (absorbed by the first). Null when the customer has no
+   * running execution there. Messages already routed are left as they are (a claim again).
+   */
+  async routeTurn(burst: ClaimedBurst, firstMessageId: string, joined: string): Promise<ReceivedMessage['resumed']> {
+    const rows = (await this.dataSource.query(
+      `WITH running AS (
+         SELECT e.id FROM workflow_executions e
+          WHERE e.customer_id = $2 AND e.channel = $3 AND e.status = 'running' AND ($4::uuid IS NULL OR e.channel_account_id = $4::uuid)
+          ORDER BY e.started_at DESC LIMIT 1
+       ), claimed AS (
+         UPDATE workflow_executions e SET updated_at = now() FROM running r WHERE e.id = r.id AND e.status = 'running'
+         RETURNING e.id, e.trigger_id, e.trigger_execution_id
+       ), routed AS (
+         UPDATE messages m
+            SET execution_id = k.id,
+                turn_content = CASE WHEN m.id = $5::uuid THEN $6 END,
+                consumed_at = CASE WHEN m.id = $5::uuid THEN NULL ELSE now() END
+           FROM claimed k
+          WHERE m.burst_id = $1 AND m.organization_id = $7 AND m.execution_id IS NULL
+         RETURNING m.id
+       )
+       SELECT k.id, k.trigger_id, k.trigger_execution_id, (SELECT count(*) FROM routed)::int AS routed FROM claimed k`,
+      [burst.id, burst.customerId, burst.channel, burst.channelAccountId, firstMessageId, joined, burst.organizationId],
+    )) as { id: string; trigger_id: string | null; trigger_execution_id: string | null }[];
+    const row = rows[0];
+    return row ? { executionId: row.id, triggerId: row.trigger_id, triggerExecutionId: row.trigger_execution_id } : null;
+  }
+
+  /**
+   * For a burst claimed again (its first worker died or failed midway): whether its turn started an
+   * execution already: one of the customer's, since the burst began, started with the joined text.
+   */
+  async turnStarted(burst: ClaimedBurst, joined: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      `SELECT 1 FROM workflow_executions
+        WHERE organization_id = $1 AND customer_id = $2 AND created_at >= $3 AND input->>'message' = $4 LIMIT 1`,
+      [burst.organizationId, burst.customerId, burst.startedAt, joined],
+    );
+    return rows.length > 0;
+  }
+
+  /** The organization's active message triggers, as the receive statement reads them. */
+  async activeMessageTriggers(organizationId: string): Promise<ActiveMessageTrigger[]> {
+    const [row] = (await this.dataSource.query(activeMessageTriggersOf('$1::uuid'), [organizationId])) as { triggers: ActiveMessageTrigger[] | null }[];
+    return row?.triggers ?? [];
+  }
+
+  /** A burst whose turn is done. */
+  async finishBurst(burstId: string): Promise<void> {
+    await this.dataSource.query(`DELETE FROM message_bursts WHERE id = $1`, [burstId]);
+  }
+
+  /**
+   * For the sweep: bursts left open `graceMs` past their deadline (their job was lost: Redis flushed,
+   * a failed add) and bursts claimed more than `leaseMs` ago and not finished.
+   */
+  async dueBursts(graceMs: number, leaseMs: number, limit = 100): Promise<string[]> {
+    const rows = (await this.dataSource.query(
+      `SELECT id FROM message_bursts
+        WHERE (closed_at IS NULL AND deadline < now() - make_interval(secs => $1::double precision / 1000))
+           OR closed_at < now() - make_interval(secs => $2::double precision / 1000)
+        ORDER BY deadline LIMIT $3`,
+      [graceMs, leaseMs, limit],
+    )) as { id: string }[];
+    return rows.map((r) => r.id);
+  }
+
   /** Null for a message whose channel account is gone. */
   private async receiveMany(messages: Inbound[]): Promise<(ReceivedMessage | null)[]> {
-    const rows = await RECEIVE.run(this.dataSource, [JSON.stringify(messages)]);
+    const statement = messages.some((m) => m.burst_window_ms) ? RECEIVE_BURSTS : RECEIVE;
+    const rows = await statement.run(this.dataSource, [JSON.stringify(messages)]);
     const byId = new Map(rows.map((r) => [r.message_id, r]));
     return messages.map((m) => {
       const row = byId.get(m.message_id);
@@ -215,6 +418,7 @@ export class ConversationsService {
         customerId: row.customer_id,
         resumed: row.execution_id ? { executionId: row.execution_id, triggerId: row.trigger_id, triggerExecutionId: row.trigger_execution_id } : null,
         messageTriggers: row.message_triggers ?? [],
+        held: row.burst_id ? { burstId: row.burst_id, heldUntil: new Date(row.held_until!), opened: row.burst_opened === true } : null,
       };
     });
   }

@@ -14,7 +14,10 @@ export interface LoadedExecution {
   execution: WorkflowExecution;
   /** The row version read (its xmin): a commit applies only if the row is still this version. */
   version: string;
-  /** Inbound replies routed to it and not yet consumed, oldest first (only while it runs). */
+  /**
+   * Inbound replies routed to it and not yet consumed, oldest first (only while it runs). A burst's
+   * reply reads as its joined text (`turn_content`, see the customers module's ConversationsService).
+   */
   replies: { id: string; content: string }[];
 }
 
@@ -24,7 +27,7 @@ const LOAD = new SqlStatement<ExecutionRow>(
          e.customer_ref, e.channel, e.channel_account_id, e.status, e.input, e.output, e.error, e.state, e.waiting, e.wait_expires_at,
          e.started_at, e.completed_at, e.duration_ms, e.created_at, e.updated_at, e.xmin::text AS version,
          CASE WHEN e.status = 'running' THEN (
-           SELECT COALESCE(json_agg(json_build_object('id', m.id, 'content', m.content) ORDER BY m.created_at, m.id), '[]'::json)
+           SELECT COALESCE(json_agg(json_build_object('id', m.id, 'content', COALESCE(m.turn_content, m.content)) ORDER BY m.created_at, m.id), '[]'::json)
              FROM messages m WHERE m.execution_id = e.id AND m.direction = 'inbound' AND m.consumed_at IS NULL
          ) ELSE '[]'::json END AS replies
     FROM workflow_executions e

@@ -1,11 +1,12 @@
-import { Injectable } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bull';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import type { Job } from 'bull';
+import type { Job, Queue } from 'bull';
 import type { Repository } from 'typeorm';
 import type { CredentialType } from '../auth/access.js';
 import { ChannelAccountsService } from '../channels/channel-accounts.service.js';
-import { ConversationsService, type InboundMessage } from '../customers/conversations.service.js';
+import { ConversationsService, type ActiveMessageTrigger, type ClaimedBurst, type InboundMessage } from '../customers/conversations.service.js';
 import { ExecutionErrorCodes } from '../executions/executions.errors.js';
 import { ExecutionsService } from '../executions/executions.service.js';
 import type { FireInput, FireResult } from '../executions/fire.types.js';
@@ -19,7 +20,7 @@ import { CredentialTypeRefusedError, InvalidSignatureError, MethodNotAllowedErro
 import { matchesKeywords, type KeywordRules } from './keyword-matcher.js';
 import { TriggersService } from './triggers.service.js';
 import { TriggerSchedulesService } from './trigger-schedules.service.js';
-import type { TickJob } from './triggers.queue.js';
+import { BURSTS_QUEUE, BurstJobs, type TickJob, type TurnJob } from './triggers.queue.js';
 import { credentialMayFire } from './trigger-types/api.trigger-type.js';
 import { WEBHOOK_METHODS } from './trigger-types/webhook.trigger-type.js';
 import { isoTime } from '../common/iso-time.js';
@@ -64,7 +65,14 @@ export interface InboundMessageResult {
   executions: FireResult[];
   /** False for a provider's message already stored for the account (a redelivery): nothing was done. */
   stored: boolean;
+  /** Bursts: the message is held for its burst's turn, taken at `heldUntil` (executions is empty). */
+  turn?: { heldUntil: Date };
 }
+
+/** What a burst's turn did. */
+export type TurnOutcome =
+  | { taken: 'resumed' | 'fired'; messages: number; executions: FireResult[] }
+  | { skipped: 'claimed-elsewhere' | 'empty' | 'already-taken' | 'account-gone' };
 
 /**
  * The four ways a workflow starts — inbound message, webhook, API call, schedule tick — all
@@ -73,6 +81,8 @@ export interface InboundMessageResult {
  */
 @Injectable()
 export class TriggerFiringService {
+  private readonly logger = new Logger(TriggerFiringService.name);
+
   constructor(
     @InjectRepository(Trigger) private readonly triggers: Repository<Trigger>,
     private readonly triggersService: TriggersService,
@@ -82,6 +92,7 @@ export class TriggerFiringService {
     private readonly config: AppConfig,
     private readonly schedules: TriggerSchedulesService,
     private readonly accounts: ChannelAccountsService,
+    @InjectQueue(BURSTS_QUEUE) private readonly bursts: Queue,
   ) {}
 
   /** Fires the trigger; the firing (accepted or refused) also counts on the trigger (execution_count, last_triggered). */
@@ -118,10 +129,20 @@ export class TriggerFiringService {
     userAgent: string | null,
   ): Promise<InboundMessageResult> {
     // A message through a channel account that matches no trigger starts the account's settings.workflow_id.
-    const fallbackWorkflowId = inbound.channelAccountId ? (await this.accounts.checkChannel(organizationId, inbound.channelAccountId, inbound.channel)).settings.workflow_id : undefined;
+    const settings = inbound.channelAccountId ? (await this.accounts.checkChannel(organizationId, inbound.channelAccountId, inbound.channel)).settings : undefined;
+    const fallbackWorkflowId = settings?.workflow_id;
+    // --- Bursts: with a window (the account's settings.burst_window_ms, else CONVERSATION_BURST_WINDOW_MS),
+    // the message is held for its burst's turn (takeTurn); 0 adds nothing to the statement below.
+    const burstWindowMs = inbound.channelAccountId ? (settings?.burst_window_ms ?? 0) : this.config.conversationBurstWindowMs;
+    const bursting = burstWindowMs > 0 && inbound.routable !== false ? { burstWindowMs, userAgent } : {};
     // Stored together with the read of the active message triggers, which a message that resumes
     // nothing is matched against.
-    const received = await this.conversations.receive({ organizationId, ...inbound });
+    const received = await this.conversations.receive({ organizationId, ...inbound, ...bursting });
+    if (received.held) {
+      if (received.held.opened) await this.scheduleTurn(received.held.burstId, received.held.heldUntil);
+      if (received.stored) return { messageId: received.messageId, executions: [], stored: true, turn: { heldUntil: received.held.heldUntil } };
+    }
+    // --- end of bursts
     if (!received.stored) return { messageId: received.messageId, executions: [], stored: false };
     if (received.resumed) {
       await this.executions.enqueue(received.resumed.executionId);
@@ -130,43 +151,135 @@ export class TriggerFiringService {
     }
     // A message without text (an image, a location) is recorded and emitted only.
     if (inbound.routable === false) return { messageId: received.messageId, executions: [], stored: true };
-    const matching = received.messageTriggers.filter((t) =>
+    const executions = await this.startTurn(received.messageTriggers, fallbackWorkflowId, {
+      organizationId,
+      customerRef: inbound.customerRef,
+      customerId: received.customerId,
+      channel: inbound.channel,
+      channelAccountId: inbound.channelAccountId ?? null,
+      text: inbound.content,
+      language: inbound.language,
+      userAgent,
+    });
+    return { messageId: received.messageId, executions, stored: true };
+  }
+
+  /**
+   * A turn that resumed nothing: fires every active message trigger whose keywords match the text,
+   * else starts the account's settings.workflow_id. A message's turn, or a burst's (its joined text).
+   */
+  private async startTurn(
+    triggers: ActiveMessageTrigger[],
+    fallbackWorkflowId: string | undefined,
+    turn: { organizationId: string; customerRef: string; customerId: string; channel: string; channelAccountId: string | null; text: string; language?: string | null; userAgent: string | null },
+  ): Promise<FireResult[]> {
+    const matching = triggers.filter((t) =>
       matchesKeywords({ ...(t.configuration as unknown as KeywordRules), channel: (t.configuration.channel as string | undefined) ?? t.channel ?? undefined }, {
-        text: inbound.content,
-        channel: inbound.channel,
-        language: inbound.language,
+        text: turn.text,
+        channel: turn.channel,
+        language: turn.language,
       }),
     );
     // Together, so that the firings share one statement (see ExecutionsService).
     const executions = await Promise.all(
       matching.map((trigger) =>
         this.fire(trigger, {
-          customerRef: inbound.customerRef,
-          customerId: received.customerId,
-          channel: inbound.channel,
-          channelAccountId: inbound.channelAccountId ?? null,
-          message: inbound.content,
-          userAgent,
+          customerRef: turn.customerRef,
+          customerId: turn.customerId,
+          channel: turn.channel,
+          channelAccountId: turn.channelAccountId,
+          message: turn.text,
+          userAgent: turn.userAgent,
           source: 'message',
         }),
       ),
     );
     if (matching.length === 0 && fallbackWorkflowId) {
       const started = await this.executions.fire({
-        organizationId,
+        organizationId: turn.organizationId,
         triggerId: null,
         workflowId: fallbackWorkflowId,
-        customerRef: inbound.customerRef,
-        customerId: received.customerId,
-        channel: inbound.channel,
-        channelAccountId: inbound.channelAccountId ?? null,
-        message: inbound.content,
-        metadata: { user_agent: userAgent, timestamp: isoTime(new Date()), source: 'message' },
+        customerRef: turn.customerRef,
+        customerId: turn.customerId,
+        channel: turn.channel,
+        channelAccountId: turn.channelAccountId,
+        message: turn.text,
+        metadata: { user_agent: turn.userAgent, timestamp: isoTime(new Date()), source: 'message' },
       });
-      return { messageId: received.messageId, executions: [started], stored: true };
+      return [started];
     }
-    return { messageId: received.messageId, executions, stored: true };
+    return executions;
   }
+
+  // --- Bursts: a burst's turn, in a worker (BurstsProcessor) ---
+
+  /**
+   * The burst's one delayed job, at its deadline (its id derives from the burst, so a second add
+   * collapses into the first). A failed add is left to the sweep (BurstsProcessor), which takes the
+   * burst's turn once its deadline is BURST_SWEEP_GRACE_MS past.
+   */
+  private async scheduleTurn(burstId: string, heldUntil: Date): Promise<void> {
+    try {
+      await this.bursts.add(BurstJobs.turn, { burstId } satisfies TurnJob, {
+        delay: Math.max(0, heldUntil.getTime() - Date.now()),
+        jobId: `turn:${burstId}`,
+        attempts: 5,
+        backoff: { type: 'exponential', delay: 500 },
+        removeOnComplete: true,
+        removeOnFail: 1000,
+      });
+    } catch (error) {
+      this.logger.warn(`The turn of burst ${burstId} could not be scheduled (the sweep will take it): ${(error as Error).message}`);
+    }
+  }
+
+  /**
+   * Takes a burst's turn: claims it (one worker only; see ConversationsService.claimBurst), joins its
+   * held messages' text in arrival order (newline-separated), then does for that text what
+   * receiveMessage does for one message: the customer's running execution on the channel (and
+   * account) gets it as one reply, else matching message triggers fire, else the account's
+   * settings.workflow_id starts. A burst claimed again after a failure does not start its turn twice.
+   */
+  async takeTurn(burstId: string, leaseMs: number): Promise<TurnOutcome> {
+    const burst = await this.conversations.claimBurst(burstId, leaseMs);
+    if (!burst) return { skipped: 'claimed-elsewhere' };
+    const messages = await this.conversations.heldMessages(burst);
+    if (messages.length === 0) {
+      await this.conversations.finishBurst(burst.id);
+      return { skipped: 'empty' };
+    }
+    const joined = messages.map((m) => m.content).join('\n');
+    const outcome = await this.startBurstTurn(burst, messages, joined);
+    await this.conversations.finishBurst(burst.id);
+    return outcome;
+  }
+
+  private async startBurstTurn(burst: ClaimedBurst, messages: { id: string; language: string | null; executionId: string | null }[], joined: string): Promise<TurnOutcome> {
+    const first = messages[0]!;
+    // Claimed again: its turn may have been taken by the worker that failed.
+    if (burst.claims > 1 && (first.executionId !== null || (await this.conversations.turnStarted(burst, joined)))) return { skipped: 'already-taken' };
+    const resumed = await this.conversations.routeTurn(burst, first.id, joined);
+    if (resumed) {
+      await this.executions.enqueue(resumed.executionId);
+      const execution: FireResult = { triggerId: resumed.triggerId, triggerExecutionId: resumed.triggerExecutionId, workflowExecutionId: resumed.executionId, status: 'running', error: null };
+      return { taken: 'resumed', messages: messages.length, executions: [execution] };
+    }
+    const account = burst.channelAccountId ? await this.accounts.findById(burst.channelAccountId) : null;
+    // An account deleted since: its messages stay recorded; nothing starts through it.
+    if (burst.channelAccountId && (!account || account.organizationId !== burst.organizationId)) return { skipped: 'account-gone' };
+    const executions = await this.startTurn(await this.conversations.activeMessageTriggers(burst.organizationId), account?.settings.workflow_id, {
+      organizationId: burst.organizationId,
+      customerRef: burst.customerRef,
+      customerId: burst.customerId,
+      channel: burst.channel,
+      channelAccountId: burst.channelAccountId,
+      text: joined,
+      language: messages.find((m) => m.language)?.language ?? null,
+      userAgent: burst.userAgent,
+    });
+    return { taken: 'fired', messages: messages.length, executions };
+  }
+  // --- end of bursts
 
   /** POST /v1/hooks/{trigger_id}: no credential; the trigger's secret and headers authenticate. */
   async receiveWebhook(triggerId: string, request: WebhookRequest): Promise<{ result: FireResult; rateLimit: RateLimitResult | null }> {

@@ -15,16 +15,17 @@ import { TriggerFiringService } from './trigger-firing.service.js';
 import { TriggerSchedulesService } from './trigger-schedules.service.js';
 import { TriggersController } from './triggers.controller.js';
 import { TriggersService } from './triggers.service.js';
-import { SCHEDULES_QUEUE } from './triggers.queue.js';
+import { BURSTS_QUEUE, SCHEDULES_QUEUE } from './triggers.queue.js';
+import { BurstsProcessor } from './bursts.processor.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Trigger]), BullModule.registerQueue({ name: SCHEDULES_QUEUE }), WorkflowsModule, ExecutionsModule, CustomersModule, ExecutionMetricsModule, ChannelAccountsModule],
+  imports: [TypeOrmModule.forFeature([Trigger]), BullModule.registerQueue({ name: SCHEDULES_QUEUE }), BullModule.registerQueue({ name: BURSTS_QUEUE }), WorkflowsModule, ExecutionsModule, CustomersModule, ExecutionMetricsModule, ChannelAccountsModule],
   controllers: [TriggersController, TriggerExecutionsController, MessagesController, HooksController],
   providers: [TriggersService, TriggerSchedulesService, TriggerFiringService],
   exports: [TriggersService, TriggerSchedulesService, TriggerFiringService],
 })
 export class TriggersModule {}
 
-/** The schedules processor, loaded only in worker processes (APP_ROLE worker or all). */
-@Module({ imports: [TriggersModule], providers: [SchedulesProcessor] })
+/** The schedules and bursts processors, loaded only in worker processes (APP_ROLE worker or all). */
+@Module({ imports: [TriggersModule, CustomersModule], providers: [SchedulesProcessor, BurstsProcessor] })
 export class TriggersWorkerModule {}

@@ -4,6 +4,7 @@ import type { ChannelAccount } from '../entities/channel-account.entity.js';
 
 export class ChannelAccountSettingsResponse {
   @ApiPropertyOptional({ format: 'uuid' }) workflow_id?: string;
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 10_000, description: 'Messages of one customer within this many ms after the first are handled as one turn' }) burst_window_ms?: number;
 }
 
 /** An account as clients see it: which credentials are set, never their values. */
@@ -30,7 +31,10 @@ export class ChannelAccountResponse {
       credentials: Object.fromEntries(extra.credentialNames.map((name) => [name, set.has(name)])),
       webhook_url: extra.webhookUrl,
       ...(extra.verifyToken !== null ? { verify_token: extra.verifyToken } : {}),
-      settings: { ...(account.settings.workflow_id ? { workflow_id: account.settings.workflow_id } : {}) },
+      settings: {
+        ...(account.settings.workflow_id ? { workflow_id: account.settings.workflow_id } : {}),
+        ...(account.settings.burst_window_ms ? { burst_window_ms: account.settings.burst_window_ms } : {}),
+      },
       created_at: isoTime(account.createdAt),
       updated_at: isoTime(account.updatedAt),
     };

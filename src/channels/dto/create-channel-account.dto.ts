@@ -13,8 +13,10 @@ export const CREDENTIALS_SCHEMA = {
 
 export const SETTINGS_SCHEMA = {
   type: 'object',
-  description: 'workflow_id: the workflow a conversation starts when no trigger matches (a workflow of the organization, or null to clear it)',
-  properties: { workflow_id: { type: 'string', format: 'uuid', nullable: true } },
+  description:
+    'workflow_id: the workflow a conversation starts when no trigger matches (a workflow of the organization, or null to clear it); ' +
+    "burst_window_ms: a customer's messages within this many ms after the first are handled as one turn (0..10000, 0 or absent: off)",
+  properties: { workflow_id: { type: 'string', format: 'uuid', nullable: true }, burst_window_ms: { type: 'integer', minimum: 0, maximum: 10_000 } },
   additionalProperties: false,
 } as const;
 

@@ -4,6 +4,8 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Update
 export interface ChannelAccountSettings {
   /** The workflow a conversation starts when no trigger matches (for voice: the workflow a call starts). */
   workflow_id?: string;
+  /** Messages of one customer within this many ms after the first are handled as one turn (docs/channels.md, "Bursts"); absent or 0: off. */
+  burst_window_ms?: number;
 }
 
 /**

@@ -50,6 +50,14 @@ export class Message {
   @Column({ name: 'provider_message_id', type: 'varchar', length: 255, nullable: true })
   providerMessageId: string | null;
 
+  /** For an inbound message held for a burst's turn (a channel account's burst_window_ms): the burst it belongs to. */
+  @Column({ name: 'burst_id', type: 'uuid', nullable: true })
+  burstId: string | null;
+
+  /** On a burst's first message routed to a running execution: the burst's joined text, which the run reads as its one reply. */
+  @Column({ name: 'turn_content', type: 'text', nullable: true })
+  turnContent: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

@@ -1,3 +1,4 @@
+import { isoTime } from '../../common/iso-time.js';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsObject, IsOptional, IsString, IsUUID, Matches } from 'class-validator';
 import { CHANNELS } from '../../common/channels.js';
@@ -49,12 +50,24 @@ export class InboundMessageDto {
   channel_account_id?: string;
 }
 
+/** A message held for its burst's turn (docs/channels.md, "Bursts"). */
+export class InboundMessageTurnResponse {
+  @ApiProperty({ format: 'date-time', description: "When the burst's turn is taken (its first message's arrival + the burst window): the held messages' joined text then resumes, or fires, as one message" })
+  held_until: string;
+}
+
 export class InboundMessageResponse {
   @ApiProperty() message_id: string;
-  @ApiProperty({ type: [FiredExecutionResponse] }) executions: FiredExecutionResponse[];
+  @ApiProperty({ type: [FiredExecutionResponse], description: 'What the message resumed or fired; empty for a message held for its burst\'s turn (see turn)' }) executions: FiredExecutionResponse[];
+  @ApiPropertyOptional({ type: InboundMessageTurnResponse, description: "Only with a burst window (the channel account's settings.burst_window_ms, else CONVERSATION_BURST_WINDOW_MS): the message is held for its burst's turn" })
+  turn?: InboundMessageTurnResponse;
 
   static from(result: InboundMessageResult): InboundMessageResponse {
-    return { message_id: result.messageId, executions: result.executions.map(FiredExecutionResponse.from) };
+    return {
+      message_id: result.messageId,
+      executions: result.executions.map(FiredExecutionResponse.from),
+      ...(result.turn ? { turn: { held_until: isoTime(result.turn.heldUntil) } } : {}),
+    };
   }
 }
 
