@@ -22,7 +22,8 @@ import { BurstsProcessor } from './bursts.processor.js';
   imports: [TypeOrmModule.forFeature([Trigger]), BullModule.registerQueue({ name: SCHEDULES_QUEUE }), BullModule.registerQueue({ name: BURSTS_QUEUE }), WorkflowsModule, ExecutionsModule, CustomersModule, ExecutionMetricsModule, ChannelAccountsModule],
   controllers: [TriggersController, TriggerExecutionsController, MessagesController, HooksController],
   providers: [TriggersService, TriggerSchedulesService, TriggerFiringService],
-  exports: [TriggersService, TriggerSchedulesService, TriggerFiringService],
+  // BullModule: the queues registered here, for the worker module's processors.
+  exports: [TriggersService, TriggerSchedulesService, TriggerFiringService, BullModule],
 })
 export class TriggersModule {}
 
