@@ -104,8 +104,9 @@ interface ReceiveRow {
  * in a burst already taken, and never lost between two (it opens the next one). Messages with window
  * 0 in the same batch are handled as without bursts. The fragments are marked `bursts:` below.
  */
-function receiveStatement(bursts: boolean): SqlStatement<ReceiveRow> {
-  const held = (row: string) => (bursts ? ` AND NOT (${row}.routable AND ${row}.burst_window_ms > 0)` : '');
+export function receiveStatement(bursts: boolean): SqlStatement<ReceiveRow> {
+  // A message without a window in a batch with bursts has no burst_window_ms (null): not held.
+  const held = (row: string) => (bursts ? ` AND NOT (${row}.routable AND COALESCE(${row}.burst_window_ms, 0) > 0)` : '');
   return new SqlStatement<ReceiveRow>(
   `
   WITH inbound AS (

@@ -380,6 +380,22 @@ describe('message bursts: messages of one customer within the window are one tur
       expect((await executionsOf(workflowId)).map((e) => e.input.message)).toEqual(['nowindow one', 'nowindow two']);
       expect((await inboundOf(org, who)).every((m) => m.burst_id === null)).toBe(true);
     });
+
+    it('messages without a window sharing a statement with held ones are handled at once as before', async () => {
+      const { workflowId } = await keywordWorkflow('mixedbatch');
+      const plain = await whatsappAccount();
+      const windowed = await whatsappAccount({ burst_window_ms: 600 });
+      // Concurrent: the receive statements batch them together (several customers per statement).
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => send(org, customer(), `mixedbatch ${i}`, { channel_account_id: i % 2 === 0 ? plain.id : windowed.id })),
+      );
+      results.forEach((res, i) => {
+        expect(res.status).toBe(202);
+        if (i % 2 === 0) expect(res.body.data.executions).toHaveLength(1);
+        else expect(res.body.data).toMatchObject({ executions: [], turn: { held_until: expect.any(String) } });
+      });
+      await waitFor('the held messages\' turns', async () => (await executionsOf(workflowId)).length === 12, 15_000);
+    });
   });
 
   it('CONVERSATION_BURST_WINDOW_MS: an integer from 0 to 10000, 0 by default', () => {
