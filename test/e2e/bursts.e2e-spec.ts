@@ -306,6 +306,33 @@ describe('message bursts: messages of one customer within the window are one tur
     expect(await executionsOf(workflowId)).toHaveLength(1);
   });
 
+  it('a turn whose worker died after claiming is taken again by the sweep, once: not again when its execution had started', async () => {
+    const { workflowId } = await keywordWorkflow('diedmidway');
+    const who = customer();
+    await send(org, who, 'diedmidway');
+    await send(org, who, 'again');
+    const [burst] = await db.query(
+      `SELECT b.* FROM message_bursts b JOIN customers c ON c.id = b.customer_id WHERE c.organization_id = $1 AND c.external_id = $2`,
+      [org.id, who],
+    );
+    // A worker claims it, then dies before doing anything (its job is gone with it).
+    await (await t.app.get<Queue>(getQueueToken(BURSTS_QUEUE)).getJob(`turn:${burst.id}`))!.remove();
+    await db.query(`UPDATE message_bursts SET closed_at = now() - interval '1 hour', claims = 1 WHERE id = $1`, [burst.id]);
+    const sweeper = t.app.get(BurstsProcessor);
+    expect(await sweeper.sweep()).toBe(1);
+    expect((await executionsOf(workflowId)).map((e) => e.input.message)).toEqual(['diedmidway\nagain']);
+
+    // A worker that died after its firing committed, before finishing the burst: the burst is there again, claimed long ago.
+    await db.query(
+      `INSERT INTO message_bursts (id, organization_id, customer_id, channel, channel_account_id, started_at, deadline, closed_at, claims)
+       VALUES ($1, $2, $3, $4, NULL, $5, $6, now() - interval '1 hour', 1)`,
+      [burst.id, burst.organization_id, burst.customer_id, burst.channel, burst.started_at, burst.deadline],
+    );
+    expect(await sweeper.sweep()).toBe(0);
+    expect(await executionsOf(workflowId)).toHaveLength(1);
+    expect(await db.query(`SELECT 1 FROM message_bursts WHERE id = $1`, [burst.id])).toEqual([]);
+  });
+
   it('keeps organizations apart: the same customer reference in two organizations makes two bursts with their own text', async () => {
     const mine = await keywordWorkflow('tenantburst');
     const theirs = await keywordWorkflow('tenantburst', undefined, other);
