@@ -45,6 +45,8 @@ export class AppConfig {
   readonly logLevel: LogLevel;
   readonly authCacheTtlMs: number;
   readonly conversationTimeoutMs: number;
+  /** How long a handoff lasts unless ended sooner (HANDOFF_TIMEOUT). */
+  readonly handoffTimeoutMs: number;
   readonly workerConcurrency: number;
   /** A node failing transiently: attempts in all, and the wait before the second (doubled each time). */
   readonly nodeRetry: { attempts: number; baseDelayMs: number };
@@ -135,6 +137,8 @@ export class AppConfig {
     this.authCacheTtlMs = env.AUTH_CACHE_TTL_SECONDS * 1000;
     this.conversationTimeoutMs = parseDuration(env.CONVERSATION_TIMEOUT);
     if (this.conversationTimeoutMs < 1000) throw new ConfigError('Invalid configuration:\n  CONVERSATION_TIMEOUT: must be at least 1s');
+    this.handoffTimeoutMs = parseDuration(env.HANDOFF_TIMEOUT);
+    if (this.handoffTimeoutMs < 1000) throw new ConfigError('Invalid configuration:\n  HANDOFF_TIMEOUT: must be at least 1s');
     this.workerConcurrency = env.WORKER_CONCURRENCY;
     this.nodeRetry = { attempts: env.NODE_RETRY_ATTEMPTS, baseDelayMs: env.NODE_RETRY_BASE_DELAY_MS };
     this.executionSweep = { everyMs: parseDuration(env.EXECUTION_SWEEP_INTERVAL), orphanAfterMs: parseDuration(env.EXECUTION_ORPHAN_AFTER) };

@@ -186,6 +186,11 @@ export class EnvVars {
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'CONVERSATION_TIMEOUT must be a duration such as 86400, 30m or 24h' })
   CONVERSATION_TIMEOUT: string = '24h';
 
+  /** How long a human's takeover of a conversation lasts unless ended sooner: seconds, or a number with ms, s, m, h or d. */
+  @IsString()
+  @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'HANDOFF_TIMEOUT must be a duration such as 3600, 30m or 24h' })
+  HANDOFF_TIMEOUT: string = '24h';
+
   /** How long the service waits for a PostgreSQL connection (pool full or server down) before a request is 503. */
   @IsString()
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'DATABASE_CONNECT_TIMEOUT must be a duration such as 5s or 2000ms' })

@@ -49,6 +49,8 @@ export interface ReceivedMessage {
    * the statement that stored the message (same snapshot, no extra round trip). Empty otherwise.
    */
   messageTriggers: ActiveMessageTrigger[];
+  /** Handoff: a person has this customer's conversation; the message was stored and emitted, and resumes and starts nothing. */
+  handedOff: boolean;
 }
 
 /**
@@ -56,7 +58,8 @@ export interface ReceivedMessage {
  * requests share it (see Batcher): for each, the customer upserted (customer.created on first
  * contact, last_seen_at moved on), their running execution on the channel claimed (waiting for a
  * reply or not yet: see `claimed`), the message stored (routed to that execution) and
- * message.received recorded. A message that resumes nothing
+ * message.received recorded. A customer whose conversation a person has taken over (an active
+ * handoff, read from the upserted row) gets nothing claimed and no triggers. A message that resumes nothing
  * also gets its organization's active message triggers (read once per organization in the batch),
  * for the caller to match its keywords against: reading them in a statement of their own cost
  * each request a round trip, about a tenth of the machine's CPU per execution. A batch never
@@ -71,6 +74,7 @@ const RECEIVE = new SqlStatement<{
   trigger_execution_id: string | null;
   message_triggers: ActiveMessageTrigger[] | null;
   stored: boolean;
+  handed_off: boolean;
 }>(
   `
   WITH inbound AS (
@@ -88,14 +92,16 @@ const RECEIVE = new SqlStatement<{
           channel = COALESCE(EXCLUDED.channel, customers.channel),
           language = COALESCE(EXCLUDED.language, customers.language),
           updated_at = now()
-    RETURNING id, organization_id, external_id, (xmax = 0) AS inserted
+    RETURNING id, organization_id, external_id, (xmax = 0) AS inserted,
+              -- Handoff: a person has the conversation (HandoffService); the message resumes and starts nothing.
+              (handoff_ends_at > now()) IS TRUE AS handed_off
   ), candidate AS (
-    SELECT i.*, c.id AS customer_id, c.inserted, w.id AS running_id
+    SELECT i.*, c.id AS customer_id, c.inserted, c.handed_off, w.id AS running_id
       FROM inbound i
       JOIN customer c ON c.organization_id = i.organization_id AND c.external_id = i.customer_ref
       LEFT JOIN LATERAL (
         SELECT e.id FROM workflow_executions e
-         WHERE i.routable AND e.customer_id = c.id AND e.channel = i.channel AND e.status = 'running'
+         WHERE i.routable AND NOT c.handed_off AND e.customer_id = c.id AND e.channel = i.channel AND e.status = 'running'
            AND (i.channel_account_id IS NULL OR e.channel_account_id = i.channel_account_id)
          ORDER BY e.started_at DESC LIMIT 1
       ) w ON true
@@ -127,13 +133,14 @@ const RECEIVE = new SqlStatement<{
     -- Per organization by its partial index (a lateral lookup: a plan joining the JSON input,
     -- counted as 100 rows, could prefer a scan and stay cached with the named statement).
     SELECT o.organization_id, t.triggers
-      FROM (SELECT DISTINCT organization_id FROM routed WHERE execution_id IS NULL AND routable) o
+      FROM (SELECT DISTINCT organization_id FROM routed WHERE execution_id IS NULL AND routable AND NOT handed_off) o
       CROSS JOIN LATERAL (${activeMessageTriggersOf('o.organization_id')}) t
   )
-  SELECT r.message_id, r.customer_id, r.execution_id, r.trigger_id, r.trigger_execution_id, mt.triggers AS message_triggers, m.id IS NOT NULL AS stored
+  SELECT r.message_id, r.customer_id, r.execution_id, r.trigger_id, r.trigger_execution_id, mt.triggers AS message_triggers, m.id IS NOT NULL AS stored,
+         r.handed_off
     FROM routed r
     LEFT JOIN message m ON m.id = r.message_id
-    LEFT JOIN message_triggers mt ON r.execution_id IS NULL AND r.routable AND mt.organization_id = r.organization_id`,
+    LEFT JOIN message_triggers mt ON r.execution_id IS NULL AND r.routable AND NOT r.handed_off AND mt.organization_id = r.organization_id`,
   { prepareAs: 'conversations.receive' },
 );
 
@@ -215,6 +222,7 @@ export class ConversationsService {
         customerId: row.customer_id,
         resumed: row.execution_id ? { executionId: row.execution_id, triggerId: row.trigger_id, triggerExecutionId: row.trigger_execution_id } : null,
         messageTriggers: row.message_triggers ?? [],
+        handedOff: row.handed_off,
       };
     });
   }

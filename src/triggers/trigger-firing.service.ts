@@ -123,6 +123,8 @@ export class TriggerFiringService {
     // nothing is matched against.
     const received = await this.conversations.receive({ organizationId, ...inbound });
     if (!received.stored) return { messageId: received.messageId, executions: [], stored: false };
+    // Handoff: a person has the conversation; the message is recorded and emitted only.
+    if (received.handedOff) return { messageId: received.messageId, executions: [], stored: true };
     if (received.resumed) {
       await this.executions.enqueue(received.resumed.executionId);
       const { executionId, triggerId, triggerExecutionId } = received.resumed;

@@ -1,6 +1,8 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 export type MessageDirection = 'inbound' | 'outbound';
+/** Who wrote a message: the customer (inbound), a workflow (`bot`) or a person (`agent`). */
+export type MessageAuthor = 'customer' | 'bot' | 'agent';
 
 /** Every message received from or sent to a customer. */
 @Entity({ name: 'messages' })
@@ -50,6 +52,15 @@ export class Message {
   @Column({ name: 'provider_message_id', type: 'varchar', length: 255, nullable: true })
   providerMessageId: string | null;
 
+  /** `agent` for a person's message; NULL: as the direction says (inbound: `customer`, outbound: `bot`). Read it through authorOf. */
+  @Column({ type: 'varchar', length: 8, nullable: true })
+  author: MessageAuthor | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+}
+
+/** Who wrote the message: its `author`, else what its direction says. */
+export function authorOf(m: Pick<Message, 'author' | 'direction'>): MessageAuthor {
+  return m.author ?? (m.direction === 'inbound' ? 'customer' : 'bot');
 }
