@@ -228,6 +228,30 @@ describe('handoff: a person takes a conversation over', () => {
       await waitFor('sent', async () => (await db.query(`SELECT status FROM message_deliveries WHERE message_id = $1`, [list.body.data[0].id]))[0]?.status === 'sent');
     });
 
+    it("a handed-off customer's webhook message is recorded and emitted but does not start the account's settings.workflow_id", async () => {
+      const created = await t.http
+        .post('/v1/workflows')
+        .set(org.auth('read_write'))
+        .send({ name: `default-${++seq}-${Date.now()}`, channel: 'whatsapp', configuration: { nodes: [{ id: 'm', type: 'message', content: 'Default workflow here' }] } });
+      const workflowId = created.body.data.id as string;
+      expect((await t.http.post(`/v1/workflows/${workflowId}/activate`).set(org.auth('read_write'))).status).toBe(200);
+      const phone = String(200000 + ++seq);
+      const account = await t.http
+        .post('/v1/channel-accounts')
+        .set(org.auth('read_write'))
+        .send({ name: `WA ${seq}`, channel: 'whatsapp', provider: 'whatsapp_cloud', credentials: { phone_number_id: phone, access_token: TOKEN, app_secret: APP_SECRET }, settings: { workflow_id: workflowId } });
+      const accountId = account.body.data.id as string;
+      const customer = nextCustomer();
+      expect((await post(accountId, whatsappMessagesPayload(phone, [{ from: customer, id: `wamid.d1-${seq}`, text: 'hello' }]))).status).toBe(200);
+      await waitFor('the default workflow ran', async () => (await executionsOf(workflowId))[0]?.status === 'success');
+
+      expect((await t.http.post(`/v1/customers/${customer}/handoff`).set(org.auth('read_write')).send({ reason: 'VIP' })).status).toBe(200);
+      expect((await post(accountId, whatsappMessagesPayload(phone, [{ from: customer, id: `wamid.d2-${seq}`, text: 'hello again' }]))).status).toBe(200);
+      const receivedEvent = await waitFor('message.received', async () => (await events('message.received', customer)).find((e) => e.data.provider_message_id === `wamid.d2-${seq}`));
+      expect(receivedEvent.data).toMatchObject({ content: 'hello again', execution_id: null, channel_account_id: accountId });
+      expect(await executionsOf(workflowId)).toHaveLength(1);
+    });
+
     it('refuses a WhatsApp message 24 hours after the customer last wrote (CHANNEL_WINDOW_CLOSED, nothing queued), and a customer without an account', async () => {
       const account = await whatsappAccount();
       const customer = nextCustomer();
