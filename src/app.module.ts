@@ -21,7 +21,7 @@ import { IdempotencyGuard } from './idempotency/idempotency.guard.js';
 import { IdempotencyModule } from './idempotency/idempotency.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
-import { CustomersModule } from './customers/customers.module.js';
+import { CustomersModule, CustomersWorkerModule } from './customers/customers.module.js';
 import { ExecutionMetricsModule } from './execution-metrics/execution-metrics.module.js';
 import { ExecutionsModule, ExecutionsWorkerModule } from './executions/executions.module.js';
 import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module.js';
@@ -42,7 +42,7 @@ export class AppModule {
    * module to `workerModules`, loaded only when APP_ROLE is worker or all.
    */
   static forRoot(config: AppConfig): DynamicModule {
-    const workerModules = [ExecutionsWorkerModule, TriggersWorkerModule, WebhooksWorkerModule, AnalyticsFilesWorkerModule, RollupsWorkerModule, ChannelsWorkerModule];
+    const workerModules = [ExecutionsWorkerModule, TriggersWorkerModule, WebhooksWorkerModule, AnalyticsFilesWorkerModule, RollupsWorkerModule, ChannelsWorkerModule, CustomersWorkerModule];
     return {
       module: AppModule,
       imports: [

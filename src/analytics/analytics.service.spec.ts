@@ -13,7 +13,7 @@ describe('analytics service helpers', () => {
   });
 
   it('metric selection: default all, unknown names refused', () => {
-    expect(selectMetrics(undefined)).toHaveLength(14);
+    expect(selectMetrics(undefined)).toHaveLength(15);
     expect(selectMetrics(['success_rate', 'success_rate'])).toEqual(['success_rate']);
     expect(() => selectMetrics(['success_rate', 'bogus'])).toThrow(expect.objectContaining({ code: 'INVALID_METRICS', extra: expect.objectContaining({ field: 'metrics' }) }));
   });

@@ -13,7 +13,7 @@ import { EngagementRepository } from './engagement.repository.js';
 import { JourneysRepository, type JourneyNodeRow, type OutcomeRow } from './journeys.repository.js';
 import { PerformanceRepository } from './performance.repository.js';
 import { RealtimeRepository } from './realtime.repository.js';
-import type { DeliveryCounts } from './workflow-analytics.repository.js';
+import { HANDED_OFF_CODE, type DeliveryCounts } from './workflow-analytics.repository.js';
 import { WorkflowAnalyticsRepository, type GroupRow } from './workflow-analytics.repository.js';
 import {
   WORKFLOW_METRICS,
@@ -54,7 +54,8 @@ export const QUEUE_BACKLOG_THRESHOLD = 1000;
  */
 export const SYSTEM_HEALTH_MAX_AGE_MS = 1000;
 const TIMEOUT_REASON = 'no reply before the conversation expired';
-const REASON_TEXT: Record<string, string> = { CONVERSATION_TIMEOUT: TIMEOUT_REASON };
+/** Drop-off reasons in words; other codes are shown as they are. A person's takeover is `handed_off`. */
+const REASON_TEXT: Record<string, string> = { CONVERSATION_TIMEOUT: TIMEOUT_REASON, [HANDED_OFF_CODE]: 'handed_off' };
 
 /** docs/DECISIONS.md "Analytics", "Definitions": the second half against the first, beyond ±5% is a trend. No data in either half: stable. */
 export function trendOf(first: number | null, second: number | null): Trend {
@@ -161,13 +162,14 @@ export class AnalyticsService {
     const middle = halfway(p);
     const split = wholeHourOffsets(p.timezone, p.start, p.end) ? hourSplit(p.start, p.end) : rawOnly(p);
     const wantsDeliveries = selected.some((m) => (DELIVERY_METRICS as readonly string[]).includes(m));
-    const [rows, customers, satisfaction, groups, buckets, deliveries] = await Promise.all([
+    const [rows, customers, satisfaction, groups, buckets, deliveries, handedOff] = await Promise.all([
       this.workflowAnalytics.workflowCounts(org, workflow.id, split, p.timezone, p.granularity, middle),
       this.workflowCustomers(org, workflow.id, p),
       selected.includes('customer_satisfaction') ? this.workflowAnalytics.workflowSatisfaction(org, workflow.id, p.start, p.end) : null,
       query.group_by && query.group_by.length > 0 ? this.workflowAnalytics.workflowGroups(org, workflow.id, p.start, p.end) : [],
       this.workflowAnalytics.buckets(p.start, p.end, p.timezone, p.granularity),
       wantsDeliveries ? this.workflowAnalytics.workflowDeliveries(org, workflow.id, p.start, p.end) : null,
+      selected.includes('handoff_rate') ? this.workflowAnalytics.workflowHandoffs(org, workflow.id, p.start, p.end) : null,
     ]);
     const customersIn = new Map(customers.map((c) => [c.kind === 'total' ? null : c.key, c.unique_customers]));
     const total = rows.find((r) => r.kind === 'total') ?? { kind: 'total', key: null, ...EMPTY_ROW };
@@ -185,6 +187,7 @@ export class AnalyticsService {
       customer_satisfaction: satisfaction,
       channel_breakdown: channels,
       ...deliveryFigures(deliveries),
+      handoff_rate: handedOff === null || total.executions === 0 ? null : handedOff / total.executions,
     };
     const metrics: WorkflowAnalyticsMetrics = {};
     for (const name of selected) (metrics as Record<string, unknown>)[name] = all[name];

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { SqlStatement } from '../database/sql-statement.js';
 import { hourSplit, type HourSplit } from '../common/period-split.js';
+import { splitDays } from './performance.repository.js';
 import { distinctCustomers, journeySplit, meanRating, splitValues, STATUS_FIGURES, WORKFLOW_EXECUTIONS, type JourneySplit } from './analytics-sql.js';
 
 export interface GroupRow {
@@ -193,6 +194,25 @@ const WORKFLOW_DELIVERIES = new SqlStatement<DeliveryCounts>(`
        WHERE m.workflow_id = $2 AND m.organization_id = $1 AND (m.started_at >= $3 AND m.started_at < $4 OR m.started_at >= $5 AND m.started_at <= $6)
     ) f`);
 
+/** The error code of executions a person's takeover ended (ExecutionErrorCodes.handedOff). */
+export const HANDED_OFF_CODE = 'EXECUTION_HANDED_OFF';
+
+/**
+ * Executions started in `[$3, $4]` that a handoff ended: the whole UTC days `[$5, $6)` from the error-code
+ * rollup (workflow_error_days, per start day), the partial days at the ends from the executions (as
+ * `/performance` reads its error counts: splitDays). `$1` organization, `$2` workflow, `$7` the code.
+ */
+const WORKFLOW_HANDOFFS = new SqlStatement<{ handed_off: number }>(`
+  SELECT COALESCE(sum(n), 0)::int AS handed_off
+    FROM (
+      SELECT e.failed AS n FROM workflow_error_days e
+       WHERE e.workflow_id = $2 AND e.organization_id = $1 AND e.day >= $5 AND e.day < $6 AND e.code = $7
+      UNION ALL
+      SELECT 1 FROM workflow_executions we
+       WHERE we.workflow_id = $2 AND we.organization_id = $1 AND we.status = 'failed' AND we.error->>'code' = $7
+         AND (we.started_at >= $3 AND we.started_at < $5 OR we.started_at >= $6 AND we.started_at <= $4)
+    ) f`);
+
 /** The local buckets of a period, empty ones included: the key as in WORKFLOW_SUMMARY and the instant it starts. */
 const BUCKETS = new SqlStatement<{ key: string; start: Date }>(`
   SELECT to_char(b, 'YYYY-MM-DD"T"HH24:MI:SS') AS key, b AT TIME ZONE $3 AS start
@@ -279,6 +299,13 @@ export class WorkflowAnalyticsRepository {
     const split = hourSplit(start, end);
     const [row] = await WORKFLOW_DELIVERIES.run(this.dataSource, [org, workflowId, split.rawFrom, split.rawTo, split.rawFrom2, split.rawTo2, split.hoursFrom, split.hoursTo]);
     return row ?? { concluded: 0, delivered: 0, read: 0 };
+  }
+
+  /** Executions started in the period that a handoff ended (whole UTC days from the error-code rollup). */
+  async workflowHandoffs(org: string, workflowId: string, start: Date, end: Date): Promise<number> {
+    const { daysFrom, daysTo } = splitDays(start, end);
+    const [row] = await WORKFLOW_HANDOFFS.run(this.dataSource, [org, workflowId, start, end, daysFrom, daysTo, HANDED_OFF_CODE]);
+    return row?.handed_off ?? 0;
   }
 
   buckets(start: Date, end: Date, tz: string, granularity: string): Promise<{ key: string; start: Date }[]> {

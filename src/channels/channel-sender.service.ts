@@ -242,8 +242,11 @@ export class ChannelSender {
     const account = await this.accounts.findById(claim.channel_account_id);
     const connector = account ? connectorFor(account.provider) : undefined;
     if (!account || !connector) return { outcome: 'failed', next: await this.fail(messageId, ChannelErrorCodes.accountDeleted, 'The channel account was deleted', claimNext) };
+    // kind `agent`: a person's message (POST /v1/customers/{id}/messages), text sent as a human agent's.
     const content: OutboundContent =
-      claim.kind === 'template' && claim.metadata.template ? { kind: 'template', template: claim.metadata.template } : { kind: 'text', text: claim.content };
+      claim.kind === 'template' && claim.metadata.template
+        ? { kind: 'template', template: claim.metadata.template }
+        : { kind: 'text', text: claim.content, ...(claim.kind === 'agent' ? { humanAgent: true } : {}) };
     try {
       // A wait for the account's send budget renews the lease, so that it never runs out before the send.
       if (await this.throttle(account.id)) await this.dataSource.query(RENEW_LEASE, [messageId]);

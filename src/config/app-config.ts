@@ -47,6 +47,8 @@ export class AppConfig {
   readonly conversationTimeoutMs: number;
   /** POST /v1/messages without a channel account: the burst window in ms (0: off). See docs/channels.md, "Bursts". */
   readonly conversationBurstWindowMs: number;
+  /** How long a handoff lasts unless ended sooner (HANDOFF_TIMEOUT). */
+  readonly handoffTimeoutMs: number;
   readonly workerConcurrency: number;
   /** A node failing transiently: attempts in all, and the wait before the second (doubled each time). */
   readonly nodeRetry: { attempts: number; baseDelayMs: number };
@@ -138,6 +140,8 @@ export class AppConfig {
     this.conversationTimeoutMs = parseDuration(env.CONVERSATION_TIMEOUT);
     if (this.conversationTimeoutMs < 1000) throw new ConfigError('Invalid configuration:\n  CONVERSATION_TIMEOUT: must be at least 1s');
     this.conversationBurstWindowMs = env.CONVERSATION_BURST_WINDOW_MS;
+    this.handoffTimeoutMs = parseDuration(env.HANDOFF_TIMEOUT);
+    if (this.handoffTimeoutMs < 1000) throw new ConfigError('Invalid configuration:\n  HANDOFF_TIMEOUT: must be at least 1s');
     this.workerConcurrency = env.WORKER_CONCURRENCY;
     this.nodeRetry = { attempts: env.NODE_RETRY_ATTEMPTS, baseDelayMs: env.NODE_RETRY_BASE_DELAY_MS };
     this.executionSweep = { everyMs: parseDuration(env.EXECUTION_SWEEP_INTERVAL), orphanAfterMs: parseDuration(env.EXECUTION_ORPHAN_AFTER) };

@@ -70,6 +70,14 @@ describe('durations and AI settings', () => {
     expect(new AppConfig(validateEnv({ CONVERSATION_TIMEOUT: '30m' })).conversationTimeoutMs).toBe(1_800_000);
   });
 
+  it('reads HANDOFF_TIMEOUT with units (default 24h), at least 1s', () => {
+    expect(new AppConfig(validateEnv({})).handoffTimeoutMs).toBe(24 * 3600 * 1000);
+    expect(new AppConfig(validateEnv({ HANDOFF_TIMEOUT: '2h' })).handoffTimeoutMs).toBe(7_200_000);
+    expect(new AppConfig(validateEnv({ HANDOFF_TIMEOUT: '1s' })).handoffTimeoutMs).toBe(1000);
+    expect(() => new AppConfig(validateEnv({ HANDOFF_TIMEOUT: '500ms' }))).toThrow(/HANDOFF_TIMEOUT/);
+    expect(() => validateEnv({ HANDOFF_TIMEOUT: 'a day' })).toThrow(/HANDOFF_TIMEOUT/);
+  });
+
   it('needs AI_BASE_URL for the openai provider', () => {
     expect(() => new AppConfig(validateEnv({ AI_PROVIDER: 'openai' }))).toThrow(/AI_BASE_URL/);
     const config = new AppConfig(validateEnv({ AI_PROVIDER: 'openai', AI_BASE_URL: 'http://127.0.0.1:9/v1/', AI_CONFIDENCE_THRESHOLD: '0.5' }));

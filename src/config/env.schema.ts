@@ -195,6 +195,10 @@ export class EnvVars {
   @Min(0, { message: 'CONVERSATION_BURST_WINDOW_MS must be an integer from 0 to 10000' })
   @Max(10_000, { message: 'CONVERSATION_BURST_WINDOW_MS must be an integer from 0 to 10000' })
   CONVERSATION_BURST_WINDOW_MS: number = 0;
+  /** How long a human's takeover of a conversation lasts unless ended sooner: seconds, or a number with ms, s, m, h or d. */
+  @IsString()
+  @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'HANDOFF_TIMEOUT must be a duration such as 3600, 30m or 24h' })
+  HANDOFF_TIMEOUT: string = '24h';
 
   /** How long the service waits for a PostgreSQL connection (pool full or server down) before a request is 503. */
   @IsString()

@@ -53,6 +53,8 @@ export interface ReceivedMessage {
    * the statement that stored the message (same snapshot, no extra round trip). Empty otherwise.
    */
   messageTriggers: ActiveMessageTrigger[];
+  /** Handoff: a person has this customer's conversation; the message was stored and emitted, and resumes and starts nothing. */
+  handedOff: boolean;
   /** Bursts: the burst the message was held for (it resumed and matched nothing yet); null when handled at once. */
   held: HeldMessage | null;
 }
@@ -71,7 +73,8 @@ export interface HeldMessage {
  * requests share it (see Batcher): for each, the customer upserted (customer.created on first
  * contact, last_seen_at moved on), their running execution on the channel claimed (waiting for a
  * reply or not yet: see `claimed`), the message stored (routed to that execution) and
- * message.received recorded. A message that resumes nothing
+ * message.received recorded. A customer whose conversation a person has taken over (an active
+ * handoff, read from the upserted row) gets nothing claimed and no triggers. A message that resumes nothing
  * also gets its organization's active message triggers (read once per organization in the batch),
  * for the caller to match its keywords against: reading them in a statement of their own cost
  * each request a round trip, about a tenth of the machine's CPU per execution. A batch never
@@ -86,6 +89,7 @@ interface ReceiveRow {
   trigger_execution_id: string | null;
   message_triggers: ActiveMessageTrigger[] | null;
   stored: boolean;
+  handed_off: boolean;
   // Bursts variant only:
   burst_id?: string | null;
   held_until?: Date | null;
@@ -125,14 +129,16 @@ export function receiveStatement(bursts: boolean): SqlStatement<ReceiveRow> {
           channel = COALESCE(EXCLUDED.channel, customers.channel),
           language = COALESCE(EXCLUDED.language, customers.language),
           updated_at = now()
-    RETURNING id, organization_id, external_id, (xmax = 0) AS inserted
+    RETURNING id, organization_id, external_id, (xmax = 0) AS inserted,
+              -- Handoff: a person has the conversation (HandoffService); the message resumes and starts nothing.
+              (handoff_ends_at > now()) IS TRUE AS handed_off
   ), candidate AS (
-    SELECT i.*, c.id AS customer_id, c.inserted, w.id AS running_id
+    SELECT i.*, c.id AS customer_id, c.inserted, c.handed_off, w.id AS running_id
       FROM inbound i
       JOIN customer c ON c.organization_id = i.organization_id AND c.external_id = i.customer_ref
       LEFT JOIN LATERAL (
         SELECT e.id FROM workflow_executions e
-         WHERE i.routable${held('i')} AND e.customer_id = c.id AND e.channel = i.channel AND e.status = 'running'
+         WHERE i.routable AND NOT c.handed_off${held('i')} AND e.customer_id = c.id AND e.channel = i.channel AND e.status = 'running'
            AND (i.channel_account_id IS NULL OR e.channel_account_id = i.channel_account_id)
          ORDER BY e.started_at DESC LIMIT 1
       ) w ON true
@@ -156,7 +162,7 @@ export function receiveStatement(bursts: boolean): SqlStatement<ReceiveRow> {
     -- (the no-op update locks it until this commits). A batch holds one message per customer.
     INSERT INTO message_bursts AS b (id, organization_id, customer_id, channel, channel_account_id, user_agent, deadline)
     SELECT burst_id, organization_id, customer_id, channel, channel_account_id, user_agent, now() + make_interval(secs => burst_window_ms / 1000.0)
-      FROM routed WHERE routable AND burst_window_ms > 0
+      FROM routed WHERE routable AND burst_window_ms > 0 AND NOT handed_off
     ON CONFLICT (organization_id, customer_id, channel, (COALESCE(channel_account_id, '00000000-0000-0000-0000-000000000000'::uuid))) WHERE closed_at IS NULL
     DO UPDATE SET deadline = b.deadline
     RETURNING b.id, b.customer_id, b.deadline, (b.xmax = 0) AS opened
@@ -178,14 +184,14 @@ export function receiveStatement(bursts: boolean): SqlStatement<ReceiveRow> {
     -- Per organization by its partial index (a lateral lookup: a plan joining the JSON input,
     -- counted as 100 rows, could prefer a scan and stay cached with the named statement).
     SELECT o.organization_id, t.triggers
-      FROM (SELECT DISTINCT organization_id FROM routed WHERE execution_id IS NULL AND routable${held('routed')}) o
+      FROM (SELECT DISTINCT organization_id FROM routed WHERE execution_id IS NULL AND routable AND NOT handed_off${held('routed')}) o
       CROSS JOIN LATERAL (${activeMessageTriggersOf('o.organization_id')}) t
   )
-  SELECT r.message_id, r.customer_id, r.execution_id, r.trigger_id, r.trigger_execution_id, mt.triggers AS message_triggers, m.id IS NOT NULL AS stored${
+  SELECT r.message_id, r.customer_id, r.execution_id, r.trigger_id, r.trigger_execution_id, mt.triggers AS message_triggers, m.id IS NOT NULL AS stored, r.handed_off${
     /* bursts: */ bursts ? ', b.id AS burst_id, b.deadline AS held_until, b.opened AS burst_opened' : ''}
     FROM routed r
     LEFT JOIN message m ON m.id = r.message_id
-    LEFT JOIN message_triggers mt ON r.execution_id IS NULL AND r.routable${held('r')} AND mt.organization_id = r.organization_id${
+    LEFT JOIN message_triggers mt ON r.execution_id IS NULL AND r.routable AND NOT r.handed_off${held('r')} AND mt.organization_id = r.organization_id${
     /* bursts: */ bursts ? '\n    LEFT JOIN burst b ON b.customer_id = r.customer_id' : ''}`,
   { prepareAs: bursts ? 'conversations.receive-bursts' : 'conversations.receive' },
   );
@@ -207,6 +213,8 @@ export interface ClaimedBurst {
   startedAt: Date;
   /** 1 for the first claim; more when the burst is claimed again after a worker failed midway. */
   claims: number;
+  /** Handoff: a person took the conversation over since the burst opened; its turn starts nothing. */
+  handedOff: boolean;
 }
 
 interface ClaimedBurstRow {
@@ -219,6 +227,7 @@ interface ClaimedBurstRow {
   user_agent: string | null;
   started_at: Date;
   claims: number;
+  handed_off: boolean;
 }
 
 /** An inbound message as the receive statement reads it. */
@@ -305,7 +314,8 @@ export class ConversationsService {
       `UPDATE message_bursts b SET closed_at = now(), claims = b.claims + 1
          FROM customers c
         WHERE b.id = $1 AND c.id = b.customer_id AND (b.closed_at IS NULL OR b.closed_at < now() - make_interval(secs => $2::double precision / 1000))
-        RETURNING b.id, b.organization_id, b.customer_id, c.external_id AS customer_ref, b.channel, b.channel_account_id, b.user_agent, b.started_at, b.claims`,
+        RETURNING b.id, b.organization_id, b.customer_id, c.external_id AS customer_ref, b.channel, b.channel_account_id, b.user_agent, b.started_at, b.claims,
+                  (c.handoff_ends_at > now()) IS TRUE AS handed_off`,
       [burstId, leaseMs],
     )) as [ClaimedBurstRow[], number];
     const row = rows[0];
@@ -320,6 +330,7 @@ export class ConversationsService {
       userAgent: row.user_agent,
       startedAt: row.started_at,
       claims: row.claims,
+      handedOff: row.handed_off,
     };
   }
 
@@ -419,6 +430,7 @@ export class ConversationsService {
         customerId: row.customer_id,
         resumed: row.execution_id ? { executionId: row.execution_id, triggerId: row.trigger_id, triggerExecutionId: row.trigger_execution_id } : null,
         messageTriggers: row.message_triggers ?? [],
+        handedOff: row.handed_off,
         held: row.burst_id ? { burstId: row.burst_id, heldUntil: new Date(row.held_until!), opened: row.burst_opened === true } : null,
       };
     });

@@ -1,5 +1,9 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { ChannelAccountsModule } from '../channels/channel-accounts.module.js';
+import { ExecutionsModule } from '../executions/executions.module.js';
+import { HandoffService } from './handoff.service.js';
+import { HandoffSweepLoop } from './handoff-sweep.loop.js';
 import { ConversationsService } from './conversations.service.js';
 import { CustomersController } from './customers.controller.js';
 import { CustomersService } from './customers.service.js';
@@ -12,9 +16,14 @@ import { Message } from './entities/message.entity.js';
  * (ConversationsService, used by the triggers module's inbound routes).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([Customer, Message])],
+  // ExecutionsModule: a handoff ends the customer's executions and dispatches agents' messages to the sender.
+  imports: [TypeOrmModule.forFeature([Customer, Message]), ExecutionsModule, ChannelAccountsModule],
   controllers: [CustomersController],
-  providers: [CustomersService, ConversationsService],
-  exports: [CustomersService, ConversationsService],
+  providers: [CustomersService, ConversationsService, HandoffService],
+  exports: [CustomersService, ConversationsService, HandoffService],
 })
 export class CustomersModule {}
+
+/** The handoff sweep, loaded only in worker processes (APP_ROLE worker or all). */
+@Module({ imports: [CustomersModule], providers: [HandoffSweepLoop] })
+export class CustomersWorkerModule {}

@@ -7,8 +7,14 @@ import { Customer } from './entities/customer.entity.js';
 import { Message } from './entities/message.entity.js';
 
 const MESSAGE_COLUMNS: FindOptionsSelect<Message> = {
-  id: true, direction: true, channel: true, content: true, language: true, executionId: true, nodeId: true, createdAt: true,
+  id: true, direction: true, channel: true, content: true, language: true, executionId: true, nodeId: true, author: true, channelAccountId: true, createdAt: true,
 };
+
+/** A customer with whether their handoff is active (ends_at compared with the database's now()). */
+export interface CustomerDetail {
+  customer: Customer;
+  handoffActive: boolean;
+}
 
 /** The length of customers.external_id: a longer id can name no customer. */
 const MAX_CUSTOMER_ID_LENGTH = 200;
@@ -38,6 +44,19 @@ export class CustomersService {
     const customer = await this.customers.findOne({ where: { organizationId, externalId: customerId } });
     if (!customer) throw new CustomerNotFoundError();
     return customer;
+  }
+
+  /** A customer and whether a person has their conversation (an expired handoff is inactive at once). */
+  async getCustomerDetail(organizationId: string, customerId: string): Promise<CustomerDetail> {
+    if (customerId.length === 0 || customerId.length > MAX_CUSTOMER_ID_LENGTH) throw new CustomerNotFoundError();
+    const { entities, raw } = await this.customers
+      .createQueryBuilder('c')
+      .addSelect('(c.handoff_ends_at > now()) IS TRUE', 'handoff_active')
+      .where('c.organization_id = :organizationId AND c.external_id = :customerId', { organizationId, customerId })
+      .getRawAndEntities<{ handoff_active: boolean }>();
+    const [customer] = entities;
+    if (!customer) throw new CustomerNotFoundError();
+    return { customer, handoffActive: raw[0]?.handoff_active === true };
   }
 
   /** A customer's messages in both directions, newest first (created_at, then id). */

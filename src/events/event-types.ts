@@ -11,6 +11,8 @@ export const EVENT_TYPES = [
   'trigger.activated',
   'customer.created',
   'customer.updated',
+  'conversation.handoff_started',
+  'conversation.handoff_ended',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

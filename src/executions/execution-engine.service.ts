@@ -222,6 +222,35 @@ export class ExecutionEngine {
     return cancelled;
   }
 
+  /**
+   * Ends the customer's running executions (waiting or not) as failed with EXECUTION_HANDED_OFF: a
+   * person took their conversation over. Each is a transition committed like `cancel` (conditional on
+   * the row's version): a run in progress either commits first (then this decides again from its
+   * state) or misses its own commit, finds the execution failed, and stops. Returns the ids it ended.
+   */
+  async handOff(organizationId: string, customerId: string): Promise<string[]> {
+    const running: { id: string }[] = await this.dataSource.query(
+      `SELECT id FROM workflow_executions WHERE customer_id = $1 AND organization_id = $2 AND status = 'running'`,
+      [customerId, organizationId],
+    );
+    const ended: string[] = [];
+    for (const { id } of running) {
+      let handedOff = false;
+      await this.transition(id, async ({ execution }, writes) => {
+        // Decided again after a lost commit: only the decision that commits counts.
+        handedOff = execution.status === 'running';
+        if (!handedOff) return { result: { status: execution.status }, changed: false };
+        return this.finish(execution, writes, 'failed', {
+          code: ExecutionErrorCodes.handedOff,
+          message: "A person took the customer's conversation over",
+          ...(execution.state.cursor !== undefined ? { node_id: execution.state.cursor } : {}),
+        });
+      });
+      if (handedOff) ended.push(id);
+    }
+    return ended;
+  }
+
   /** Fails an execution whose run job kept failing (called after the last attempt). */
   async abandon(executionId: string, reason: string): Promise<void> {
     await this.transition(executionId, async ({ execution }, writes) => {

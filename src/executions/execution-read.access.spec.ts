@@ -19,8 +19,14 @@ const CONTROLLERS: [Type<unknown>, string[]][] = [
   [CustomersController, ['list', 'get', 'messages']],
 ];
 
-/** The operations on one execution (retry, cancel): executions:write, a read_write API key. */
-const WRITE_ROUTES: [Type<unknown>, string[]][] = [[WorkflowExecutionsController, ['retry', 'cancel']]];
+/**
+ * The operations on one execution (retry, cancel) and on a customer's conversation (handoff, agent
+ * messages): executions:write, a read_write API key.
+ */
+const WRITE_ROUTES: [Type<unknown>, string[]][] = [
+  [WorkflowExecutionsController, ['retry', 'cancel']],
+  [CustomersController, ['startHandoff', 'endHandoff', 'sendMessage']],
+];
 
 const reflector = new Reflector();
 const guard = new AccessGuard(reflector);

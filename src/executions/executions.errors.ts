@@ -18,6 +18,8 @@ export const ExecutionErrorCodes = {
   nodeRetriesExhausted: 'NODE_RETRIES_EXHAUSTED',
   /** Ended by POST .../cancel. */
   cancelled: 'EXECUTION_CANCELLED',
+  /** Ended because a person took the customer's conversation over (POST /v1/customers/{id}/handoff). */
+  handedOff: 'EXECUTION_HANDED_OFF',
 } as const;
 
 /** POST .../retry of an execution that has not failed, or was already retried (at most one retry each). */

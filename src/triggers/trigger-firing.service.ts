@@ -72,7 +72,7 @@ export interface InboundMessageResult {
 /** What a burst's turn did. */
 export type TurnOutcome =
   | { taken: 'resumed' | 'fired'; messages: number; executions: FireResult[] }
-  | { skipped: 'claimed-elsewhere' | 'empty' | 'already-taken' | 'account-gone' };
+  | { skipped: 'claimed-elsewhere' | 'empty' | 'already-taken' | 'account-gone' | 'handed-off' };
 
 /**
  * The four ways a workflow starts — inbound message, webhook, API call, schedule tick — all
@@ -144,6 +144,8 @@ export class TriggerFiringService {
     }
     // --- end of bursts
     if (!received.stored) return { messageId: received.messageId, executions: [], stored: false };
+    // Handoff: a person has the conversation; the message is recorded and emitted only.
+    if (received.handedOff) return { messageId: received.messageId, executions: [], stored: true };
     if (received.resumed) {
       await this.executions.enqueue(received.resumed.executionId);
       const { executionId, triggerId, triggerExecutionId } = received.resumed;
@@ -243,6 +245,11 @@ export class TriggerFiringService {
   async takeTurn(burstId: string, leaseMs: number): Promise<TurnOutcome> {
     const burst = await this.conversations.claimBurst(burstId, leaseMs);
     if (!burst) return { skipped: 'claimed-elsewhere' };
+    // Handoff: a person took the conversation over while the burst was open; its messages stay recorded.
+    if (burst.handedOff) {
+      await this.conversations.finishBurst(burst.id);
+      return { skipped: 'handed-off' };
+    }
     const messages = await this.conversations.heldMessages(burst);
     if (messages.length === 0) {
       await this.conversations.finishBurst(burst.id);

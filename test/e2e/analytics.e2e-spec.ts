@@ -147,6 +147,8 @@ describe('analytics', () => {
         messages_read: null,
         delivery_rate: null,
         read_rate: null,
+        // No execution of the period was ended by a handoff.
+        handoff_rate: 0,
       });
       // Halves split at 2025-06-04T12:00: 3 and 3 executions; success 2/3 then 1/2; mean duration 2000 then 5000.
       expect(d.trends).toEqual({ execution_trend: 'stable', success_rate_trend: 'decreasing', duration_trend: 'increasing' });

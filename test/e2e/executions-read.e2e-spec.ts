@@ -19,7 +19,7 @@ const EXECUTION_KEYS = [
 ];
 const TRIGGER_EXECUTION_KEYS = ['completed_at', 'duration_ms', 'id', 'input', 'output', 'status', 'trigger_id', 'triggered_at', 'workflow_id'];
 const CUSTOMER_KEYS = ['attributes', 'channel', 'created_at', 'customer_id', 'first_seen_at', 'language', 'last_seen_at', 'updated_at'];
-const MESSAGE_KEYS = ['channel', 'content', 'created_at', 'direction', 'execution_id', 'id', 'language', 'node_id'];
+const MESSAGE_KEYS = ['author', 'channel', 'channel_account_id', 'content', 'created_at', 'direction', 'execution_id', 'id', 'language', 'node_id'];
 
 const iso = (value: string) => new Date(value).toISOString();
 const ids = (res: { body: { data: { id: string }[] } }) => res.body.data.map((item) => item.id);
@@ -656,6 +656,7 @@ describe('execution read side', () => {
       expect(encoded.body.data).toEqual({
         customer_id: '+15551234567', channel: 'whatsapp', language: 'en', attributes: { email: 'ann@example.com', score: 9 },
         first_seen_at: '2025-01-01T10:00:00.000Z', last_seen_at: '2025-03-20T10:00:00.000Z', created_at: '2025-01-01T10:00:00.000Z', updated_at: '2025-03-21T10:00:00.000Z',
+        handoff: { active: false, reason: null, started_at: null, ends_at: null },
       });
       // A "+" in a path is a plus, not a space.
       expect((await read('/v1/customers/+15551234567')).body.data.customer_id).toBe('+15551234567');
@@ -679,9 +680,9 @@ describe('execution read side', () => {
       for (const item of res.body.data) expect(Object.keys(item).sort()).toEqual(MESSAGE_KEYS);
       expect(res.body.data[6]).toEqual({
         id: messagesOfA[0], direction: 'outbound', channel: 'whatsapp', content: 'Hello! How can we help?', language: 'en',
-        execution_id: e.e1, node_id: 'welcome', created_at: '2025-03-03T09:15:01.000Z',
+        execution_id: e.e1, node_id: 'welcome', author: 'bot', channel_account_id: null, created_at: '2025-03-03T09:15:01.000Z',
       });
-      expect(res.body.data[2]).toMatchObject({ direction: 'inbound', execution_id: null, node_id: null, content: 'unrelated hello' });
+      expect(res.body.data[2]).toMatchObject({ direction: 'inbound', execution_id: null, node_id: null, content: 'unrelated hello', author: 'customer' });
 
       const page = await read('/v1/customers/%2B15551234567/messages', org, { limit: 3, page: 3 });
       expect(ids(page)).toEqual([messagesOfA[0]]);

@@ -173,7 +173,7 @@ describe('webhooks', () => {
       const res = await t.http.get('/v1/webhooks/event-types').set(org.auth('read_only'));
       expect(res.status).toBe(200);
       const types = (res.body.data as { type: string; data_schema: { properties: Record<string, unknown> } }[]);
-      expect(types.map((e) => e.type)).toEqual(['workflow.started', 'workflow.completed', 'workflow.failed', 'message.received', 'message.sent', 'message.delivered', 'message.read', 'message.failed', 'trigger.activated', 'customer.created', 'customer.updated']);
+      expect(types.map((e) => e.type)).toEqual(['workflow.started', 'workflow.completed', 'workflow.failed', 'message.received', 'message.sent', 'message.delivered', 'message.read', 'message.failed', 'trigger.activated', 'customer.created', 'customer.updated', 'conversation.handoff_started', 'conversation.handoff_ended']);
       expect(Object.keys(types[1]!.data_schema.properties)).toEqual(['workflow_id', 'execution_id', 'status', 'duration_ms', 'customer_id', 'channel']);
     });
   });

@@ -42,6 +42,8 @@ export interface MetaMessage {
   body: unknown;
   /** The id the answer carried (wamid.… or mid.…). */
   providerMessageId: string;
+  /** Instagram's message tag (`HUMAN_AGENT`), when the message was sent with `messaging_type: MESSAGE_TAG`. */
+  tag?: string;
 }
 
 /**
@@ -113,7 +115,8 @@ export async function startFakeMeta(options: { tokens?: Record<string, string> }
       if (to === undefined) return answerError(res, route.channel, 400, { code: 100, title: 'Invalid parameter' });
 
       const providerMessageId = `${route.channel === 'whatsapp' ? 'wamid' : 'mid'}.${randomBytes(12).toString('base64url')}`;
-      fake.received.push({ at: Date.now(), path, channel: route.channel, account: route.account, to, body, providerMessageId });
+      const tag = route.channel === 'instagram' ? (body as { tag?: string }).tag : undefined;
+      fake.received.push({ at: Date.now(), path, channel: route.channel, account: route.account, to, body, providerMessageId, ...(tag ? { tag } : {}) });
       const answer =
         route.channel === 'whatsapp'
           ? { messaging_product: 'whatsapp', contacts: [{ input: to, wa_id: to }], messages: [{ id: providerMessageId }] }
@@ -173,10 +176,20 @@ function whatsAppRecipient(body: unknown): string | undefined {
   return undefined;
 }
 
-/** The recipient of a well-formed text message; undefined for anything Meta would refuse. */
+/** Instagram's messaging types, and the message tags it documents for MESSAGE_TAG. */
+const INSTAGRAM_MESSAGING_TYPES = new Set(['RESPONSE', 'UPDATE', 'MESSAGE_TAG']);
+const INSTAGRAM_TAGS = new Set(['HUMAN_AGENT']);
+
+/**
+ * The recipient of a well-formed text message; undefined for anything Meta would refuse: a messaging_type
+ * it does not know, a `tag` without MESSAGE_TAG, or MESSAGE_TAG without a known tag.
+ */
 function instagramRecipient(body: unknown): string | undefined {
-  const b = body as { recipient?: { id?: unknown }; message?: { text?: unknown } };
+  const b = body as { recipient?: { id?: unknown }; message?: { text?: unknown }; messaging_type?: unknown; tag?: unknown };
   if (typeof b !== 'object' || b === null || !nonEmpty(b.recipient?.id) || !nonEmpty(b.message?.text)) return undefined;
+  if (b.messaging_type !== undefined && !INSTAGRAM_MESSAGING_TYPES.has(String(b.messaging_type))) return undefined;
+  if ((b.messaging_type === 'MESSAGE_TAG') !== (b.tag !== undefined)) return undefined;
+  if (b.tag !== undefined && !INSTAGRAM_TAGS.has(String(b.tag))) return undefined;
   return b.recipient.id;
 }
 

@@ -9,7 +9,7 @@ import { TextLength } from '../../common/validation/text-length.decorator.js';
 export const WORKFLOW_METRICS = [
   'total_executions', 'successful_executions', 'failed_executions', 'success_rate', 'average_duration_ms', 'total_messages_sent',
   'total_messages_received', 'unique_customers', 'customer_satisfaction', 'channel_breakdown', 'messages_delivered', 'messages_read',
-  'delivery_rate', 'read_rate',
+  'delivery_rate', 'read_rate', 'handoff_rate',
 ] as const;
 export type WorkflowMetricName = (typeof WORKFLOW_METRICS)[number];
 export const GROUP_BY = ['channel', 'trigger', 'status'] as const;

@@ -36,6 +36,8 @@ export class WorkflowAnalyticsMetrics {
   delivery_rate?: number | null;
   @ApiPropertyOptional({ type: Number, nullable: true, minimum: 0, maximum: 1, description: 'read / delivered; null when none was delivered' })
   read_rate?: number | null;
+  @ApiPropertyOptional({ type: Number, nullable: true, minimum: 0, maximum: 1, description: "Of the period's executions, the share a person's takeover ended (failed with EXECUTION_HANDED_OFF); null when none started" })
+  handoff_rate?: number | null;
 }
 
 export class WorkflowAnalyticsTrends {

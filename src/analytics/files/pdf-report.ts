@@ -32,6 +32,7 @@ const LABELS: Record<string, string> = {
   messages_read: 'Read',
   delivery_rate: 'Delivery rate',
   read_rate: 'Read rate',
+  handoff_rate: 'Handoff rate',
 };
 
 function bucketLabel(date: Date, granularity: string, timezone: string): string {
@@ -48,7 +49,7 @@ function cell(row: ReportRow, column: string, header: PdfReportHeader): string {
   if (column === 'bucket') return bucketLabel(row.bucket, header.granularity, header.timezone);
   const value = (row as unknown as Record<string, unknown>)[column];
   if (value === null || value === undefined) return '–';
-  if (column === 'success_rate' || column === 'delivery_rate' || column === 'read_rate') return `${(Number(value) * 100).toFixed(1)}%`;
+  if (column === 'success_rate' || column === 'delivery_rate' || column === 'read_rate' || column === 'handoff_rate') return `${(Number(value) * 100).toFixed(1)}%`;
   if (column === 'customer_satisfaction') return Number(value).toFixed(2);
   return String(value);
 }

@@ -1,4 +1,5 @@
 import { distinctCustomers, meanRating } from '../analytics-sql.js';
+import { HANDED_OFF_CODE } from '../workflow-analytics.repository.js';
 
 /**
  * The rows of a report: workflow metrics per time bucket, from the hourly rollups (migration
@@ -31,12 +32,13 @@ export const REPORT_METRICS = [
   'messages_read',
   'delivery_rate',
   'read_rate',
+  'handoff_rate',
 ] as const;
 export type ReportMetric = (typeof REPORT_METRICS)[number];
 
-/** The metrics of a report that names none: every one but the delivery figures, which are asked for by name. */
+/** The metrics of a report that names none: every one but the delivery figures and handoff_rate, which are asked for by name. */
 export const DEFAULT_REPORT_METRICS: readonly ReportMetric[] = REPORT_METRICS.filter(
-  (m) => !['messages_delivered', 'messages_read', 'delivery_rate', 'read_rate'].includes(m),
+  (m) => !['messages_delivered', 'messages_read', 'delivery_rate', 'read_rate', 'handoff_rate'].includes(m),
 );
 
 /** The short names reports took first: still accepted in a request, written under the analytics name. */
@@ -88,6 +90,7 @@ export interface ReportRow {
   messages_read: number | null;
   delivery_rate: number | null;
   read_rate: number | null;
+  handoff_rate: number | null;
 }
 
 /**
@@ -96,8 +99,8 @@ export interface ReportRow {
  * activity. Runs in a transaction whose TimeZone is the report's (the caller sets it), which is
  * what date_trunc and the bucket series follow, daylight-saving changes included.
  * Counts, durations and messages come from the hourly rollups; distinct customers from the
- * executions and satisfaction from the rating answers (execution_answers), read only when those
- * metrics are asked for. An execution counts in the bucket of the UTC hour it started in, as in the
+ * executions and satisfaction from the rating answers (execution_answers), and the executions a
+ * handoff ended (handoff_rate) from the executions, read only when those metrics are asked for. An execution counts in the bucket of the UTC hour it started in, as in the
  * rollups, so that every figure of a row covers the same executions.
  * $1 organization, $2 start, $3 end (exclusive), $4 granularity, $5 workflow ids or null.
  */
@@ -107,6 +110,7 @@ export function reportSql(groupBy: readonly ReportGroup[], metrics: readonly Rep
   const withCustomers = metrics.includes('unique_customers');
   const withSatisfaction = metrics.includes('customer_satisfaction');
   const withDeliveries = (['messages_delivered', 'messages_read', 'delivery_rate', 'read_rate'] as const).some((m) => metrics.includes(m));
+  const withHandoffs = metrics.includes('handoff_rate');
   const keys = [byWorkflow ? 'h.workflow_id' : null, byChannel ? 'h.channel' : null].filter(Boolean) as string[];
   const groupNumbers = keys.map((_, i) => `, ${i + 2}`).join('');
   const aggregated = `
@@ -138,18 +142,25 @@ export function reportSql(groupBy: readonly ReportGroup[], metrics: readonly Rep
       JOIN workflow_delivery_hours h ON h.workflow_id = w.id AND h.hour >= $2 AND h.hour < $3
      WHERE w.organization_id = $1 AND ($5::uuid[] IS NULL OR w.id = ANY ($5::uuid[]))
      GROUP BY 1${groupNumbers}`;
-  const extra = `${withCustomers ? `, c AS (${customers})` : ''}${withSatisfaction ? `, s AS (${satisfaction})` : ''}${withDeliveries ? `, d AS (${deliveries})` : ''}`;
-  /** The joins of c, s and d to the rows of `on` (its bucket and keys). */
+  const handoffs = `
+    SELECT ${rowKeys('e')}, count(*)::float8 AS handed_off
+      FROM workflows w
+      JOIN workflow_executions e ON e.workflow_id = w.id AND e.started_at >= $2 AND e.started_at < $3
+     WHERE w.organization_id = $1 AND ($5::uuid[] IS NULL OR w.id = ANY ($5::uuid[])) AND e.status = 'failed' AND e.error->>'code' = '${HANDED_OFF_CODE}'
+     GROUP BY 1${groupNumbers}`;
+  const extra = `${withCustomers ? `, c AS (${customers})` : ''}${withSatisfaction ? `, s AS (${satisfaction})` : ''}${withDeliveries ? `, d AS (${deliveries})` : ''}${withHandoffs ? `, o AS (${handoffs})` : ''}`;
+  /** The joins of c, s, d and o to the rows of `on` (its bucket and keys). */
   const join = (on: string) =>
-    ['c', 's', 'd']
-      .filter((x) => (x === 'c' ? withCustomers : x === 's' ? withSatisfaction : withDeliveries))
+    ['c', 's', 'd', 'o']
+      .filter((x) => (x === 'c' ? withCustomers : x === 's' ? withSatisfaction : x === 'd' ? withDeliveries : withHandoffs))
       .map((x) => ` LEFT JOIN ${x} ON ${x}.bucket = ${on}.bucket${byWorkflow ? ` AND ${x}.workflow_id = a.workflow_id` : ''}${byChannel ? ` AND ${x}.channel = a.channel` : ''}`)
       .join('');
   const delivery = withDeliveries
     ? `CASE WHEN d.concluded > 0 THEN d.delivered END AS messages_delivered, CASE WHEN d.concluded > 0 THEN d.read END AS messages_read,
        d.delivered / NULLIF(d.concluded, 0) AS delivery_rate, CASE WHEN d.concluded > 0 THEN d.read / NULLIF(d.delivered, 0) END AS read_rate`
     : 'NULL::float8 AS messages_delivered, NULL::float8 AS messages_read, NULL::float8 AS delivery_rate, NULL::float8 AS read_rate';
-  const people = `${withCustomers ? 'COALESCE(c.unique_customers, 0)' : '0'} AS unique_customers, ${withSatisfaction ? 's.customer_satisfaction' : 'NULL::float8'} AS customer_satisfaction, ${delivery}`;
+  const handoffRate = withHandoffs ? 'COALESCE(o.handed_off, 0) / NULLIF(a.executions, 0) AS handoff_rate' : 'NULL::float8 AS handoff_rate';
+  const people = `${withCustomers ? 'COALESCE(c.unique_customers, 0)' : '0'} AS unique_customers, ${withSatisfaction ? 's.customer_satisfaction' : 'NULL::float8'} AS customer_satisfaction, ${delivery}, ${handoffRate}`;
   if (keys.length === 0) {
     return `
       WITH a AS (${aggregated}),

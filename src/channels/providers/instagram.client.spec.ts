@@ -37,6 +37,12 @@ describe('sendInstagram', () => {
     expect(meta.requests[0]!.headers.authorization).toBe(`Bearer ${TOKEN}`);
   });
 
+  it("sends a person's message with the HUMAN_AGENT tag (messaging_type MESSAGE_TAG)", async () => {
+    await sendInstagram(request({ content: { kind: 'text', text: 'Anna here, from support.', humanAgent: true } }));
+    expect(meta.received[0]!.body).toEqual({ recipient: { id: IGSID }, messaging_type: 'MESSAGE_TAG', tag: 'HUMAN_AGENT', message: { text: 'Anna here, from support.' } });
+    expect(meta.received[0]!.tag).toBe('HUMAN_AGENT');
+  });
+
   it('refuses a template without asking Instagram', async () => {
     const error = await failure(sendInstagram(request({ content: { kind: 'template', template: { name: 'hello_world', language: 'en_US' } } })));
     expect(error.retryable).toBe(false);

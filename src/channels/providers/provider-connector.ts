@@ -4,9 +4,12 @@
  * folder and that list.
  */
 
-/** A message to send: free-form text, or (WhatsApp) a template for outside the reply window. */
+/**
+ * A message to send: free-form text, or (WhatsApp) a template for outside the reply window. `humanAgent`:
+ * a person wrote it (POST /v1/customers/{id}/messages); Instagram then sends it with the HUMAN_AGENT tag.
+ */
 export type OutboundContent =
-  | { kind: 'text'; text: string }
+  | { kind: 'text'; text: string; humanAgent?: boolean }
   | { kind: 'template'; template: { name: string; language: string; components?: unknown[] } };
 
 export interface SendRequest {

@@ -1,6 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { Customer } from '../entities/customer.entity.js';
-import type { Message, MessageDirection } from '../entities/message.entity.js';
+import { authorOf, type Message, type MessageAuthor, type MessageDirection } from '../entities/message.entity.js';
+import type { CustomerDetail } from '../customers.service.js';
+import type { AgentMessage } from '../handoff.service.js';
 import { isoTime } from '../../common/iso-time.js';
 
 export class CustomerResponse {
@@ -28,6 +30,45 @@ export class CustomerResponse {
   }
 }
 
+/** A person's takeover of the conversation; all null (and active false) when there is none, or it expired. */
+export class HandoffResponse {
+  @ApiProperty({ description: 'Whether a person has the conversation: automation is paused for this customer' }) active: boolean;
+  @ApiProperty({ type: String, nullable: true }) reason: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) started_at: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When it ends by itself (HANDOFF_TIMEOUT after it started or was last extended)' })
+  ends_at: string | null;
+
+  static from(c: Customer, active: boolean): HandoffResponse {
+    if (!active || !c.handoffStartedAt || !c.handoffEndsAt) return { active: false, reason: null, started_at: null, ends_at: null };
+    return { active: true, reason: c.handoffReason, started_at: isoTime(c.handoffStartedAt), ends_at: isoTime(c.handoffEndsAt) };
+  }
+}
+
+/** A customer as `GET /v1/customers/{customer_id}` and the handoff routes show it. */
+export class CustomerDetailResponse extends CustomerResponse {
+  @ApiProperty({ type: HandoffResponse }) handoff: HandoffResponse;
+
+  static fromDetail({ customer, handoffActive }: CustomerDetail): CustomerDetailResponse {
+    return { ...CustomerResponse.from(customer), handoff: HandoffResponse.from(customer, handoffActive) };
+  }
+}
+
+/** An agent's message, as `POST /v1/customers/{customer_id}/messages` answers it. */
+export class AgentMessageResponse {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ enum: ['queued'], description: 'Committed and waiting for the sender; GET .../messages and message.delivered / message.read / message.failed tell the rest' })
+  status: 'queued';
+  @ApiProperty({ enum: ['agent'] }) author: 'agent';
+  @ApiProperty() channel: string;
+  @ApiProperty({ format: 'uuid' }) channel_account_id: string;
+  @ApiProperty() content: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+
+  static from(m: AgentMessage): AgentMessageResponse {
+    return { id: m.id, status: 'queued', author: 'agent', channel: m.channel, channel_account_id: m.channelAccountId, content: m.content, created_at: isoTime(m.createdAt) };
+  }
+}
+
 export class MessageResponse {
   @ApiProperty() id: string;
   @ApiProperty({ enum: ['inbound', 'outbound'] }) direction: MessageDirection;
@@ -37,6 +78,10 @@ export class MessageResponse {
   @ApiProperty({ type: String, nullable: true, description: 'The workflow execution that sent it, or that an inbound reply was routed to' })
   execution_id: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'The node that sent it or asked for it' }) node_id: string | null;
+  @ApiProperty({ enum: ['customer', 'bot', 'agent'], description: 'Who wrote it: the customer, a workflow (bot) or a person (agent, POST .../messages)' })
+  author: MessageAuthor;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The channel account it came in or went out through' })
+  channel_account_id: string | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
 
   static from(m: Message): MessageResponse {
@@ -48,6 +93,8 @@ export class MessageResponse {
       language: m.language,
       execution_id: m.executionId,
       node_id: m.nodeId,
+      author: authorOf(m),
+      channel_account_id: m.channelAccountId,
       created_at: isoTime(m.createdAt),
     };
   }

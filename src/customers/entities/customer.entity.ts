@@ -31,6 +31,17 @@ export class Customer {
   @Column({ name: 'last_seen_at', type: 'timestamptz' })
   lastSeenAt: Date;
 
+  /** Why a person took the conversation over (POST /v1/customers/{id}/handoff), while a handoff is recorded. */
+  @Column({ name: 'handoff_reason', type: 'varchar', length: 500, nullable: true })
+  handoffReason: string | null;
+
+  @Column({ name: 'handoff_started_at', type: 'timestamptz', nullable: true })
+  handoffStartedAt: Date | null;
+
+  /** The handoff is active while this is in the future (compared with the database's now() on every read). */
+  @Column({ name: 'handoff_ends_at', type: 'timestamptz', nullable: true })
+  handoffEndsAt: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

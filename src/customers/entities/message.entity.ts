@@ -1,6 +1,8 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 export type MessageDirection = 'inbound' | 'outbound';
+/** Who wrote a message: the customer (inbound), a workflow (`bot`) or a person (`agent`). */
+export type MessageAuthor = 'customer' | 'bot' | 'agent';
 
 /** Every message received from or sent to a customer. */
 @Entity({ name: 'messages' })
@@ -57,7 +59,15 @@ export class Message {
   /** On a burst's first message routed to a running execution: the burst's joined text, which the run reads as its one reply. */
   @Column({ name: 'turn_content', type: 'text', nullable: true })
   turnContent: string | null;
+  /** `agent` for a person's message; NULL: as the direction says (inbound: `customer`, outbound: `bot`). Read it through authorOf. */
+  @Column({ type: 'varchar', length: 8, nullable: true })
+  author: MessageAuthor | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+}
+
+/** Who wrote the message: its `author`, else what its direction says. */
+export function authorOf(m: Pick<Message, 'author' | 'direction'>): MessageAuthor {
+  return m.author ?? (m.direction === 'inbound' ? 'customer' : 'bot');
 }

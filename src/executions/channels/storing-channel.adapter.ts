@@ -30,6 +30,7 @@ export class StoringChannelAdapter implements ChannelAdapter {
         content: out.content,
         execution_id: out.executionId,
         node_id: out.nodeId,
+        author: 'bot',
         ...(out.channelAccountId ? { channel_account_id: out.channelAccountId } : {}),
         ...(out.template ? { template: out.template.name } : {}),
       },
