@@ -425,6 +425,30 @@ describe('message bursts: messages of one customer within the window are one tur
     });
   });
 
+  it('with a handoff: a handed-off customer\'s message is not held, and a burst handed off before its turn starts nothing', async () => {
+    const { workflowId } = await keywordWorkflow('handburst');
+    // Handed off first: recorded at once, held for no turn, starting nothing.
+    const early = customer();
+    await send(org, early, 'hello');
+    await waitFor('the first burst to finish', async () => (await openBursts(org)) === 0);
+    expect((await t.http.post(`/v1/customers/${encodeURIComponent(early)}/handoff`).set(org.auth('read_write')).send({})).status).toBe(200);
+    const during = await send(org, early, 'handburst please');
+    expect(during.status).toBe(202);
+    expect(during.body.data).toEqual(expect.objectContaining({ executions: [] }));
+    expect(during.body.data.turn).toBeUndefined();
+    expect((await inboundOf(org, early)).at(-1)!.burst_id).toBeNull();
+
+    // Handed off while the burst is open: its turn takes nothing.
+    const late = customer();
+    const held = await send(org, late, 'handburst now');
+    expect(held.body.data.turn).toEqual({ held_until: expect.any(String) });
+    expect((await t.http.post(`/v1/customers/${encodeURIComponent(late)}/handoff`).set(org.auth('read_write')).send({})).status).toBe(200);
+    await waitFor('the burst to be finished', async () => (await openBursts(org)) === 0);
+    await sleep(300);
+    expect(await executionsOf(workflowId)).toEqual([]);
+    expect((await inboundOf(org, late)).map((m) => m.execution_id)).toEqual([null]);
+  });
+
   it('CONVERSATION_BURST_WINDOW_MS: an integer from 0 to 10000, 0 by default', () => {
     expect(AppConfig.fromEnv({}, { DATABASE_URL: inject('databaseUrl') }).conversationBurstWindowMs).toBe(0);
     expect(AppConfig.fromEnv({}, { DATABASE_URL: inject('databaseUrl'), CONVERSATION_BURST_WINDOW_MS: '10000' }).conversationBurstWindowMs).toBe(10_000);
