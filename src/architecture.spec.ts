@@ -62,6 +62,8 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   channel_webhook_payloads: 'channels',
   message_deliveries: 'channels',
   workflow_delivery_hours: 'channels',
+  voice_calls: 'channels',
+  voice_call_turns: 'channels',
 };
 
 /**

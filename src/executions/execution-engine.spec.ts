@@ -10,6 +10,7 @@ import { ExecutionEngine, MAX_STORED_DURATION_MS, storableDuration } from './exe
 import { NodeFailure, TransientNodeError, type NodeContext, type NodeHandler, type NodeOutcome } from './nodes/node-handler.js';
 import type { RunCommit, RunsRepository } from './runs.repository.js';
 import type { ChannelSendDispatcher } from './channels/channel-send.dispatcher.js';
+import type { RedisService } from '../redis/redis.service.js';
 
 /** A node type whose behaviour each test scripts: one function per attempt. */
 class ScriptedHandler implements NodeHandler {
@@ -64,7 +65,8 @@ function engineFor(nodes: { id: string; type: string; next?: string }[], handler
   const channels = Object.assign(new Map(), { fallback: new StoringChannelAdapter() });
   const config = new AppConfig(validateEnv({ NODE_RETRY_BASE_DELAY_MS: '1', LOG_LEVEL: 'silent', ...env }));
   const sends = { dispatch: async () => undefined } as unknown as ChannelSendDispatcher;
-  const engine = new ExecutionEngine({} as DataSource, [handler], channels, workflows, runs, config, sends);
+  const redis = { publish: async () => undefined } as unknown as RedisService;
+  const engine = new ExecutionEngine({} as DataSource, [handler], channels, workflows, runs, config, sends, redis);
   return {
     engine,
     commits,

@@ -18,6 +18,8 @@ export const ExecutionErrorCodes = {
   nodeRetriesExhausted: 'NODE_RETRIES_EXHAUSTED',
   /** Ended by POST .../cancel. */
   cancelled: 'EXECUTION_CANCELLED',
+  /** A phone call's execution whose call ended (hung up, busy, no answer…) before the workflow did. */
+  callEnded: 'CALL_ENDED',
 } as const;
 
 /** POST .../retry of an execution that has not failed, or was already retried (at most one retry each). */

@@ -4,6 +4,8 @@ import type { ChannelAccount } from '../entities/channel-account.entity.js';
 
 export class ChannelAccountSettingsResponse {
   @ApiPropertyOptional({ format: 'uuid' }) workflow_id?: string;
+  @ApiPropertyOptional({ description: 'Voice accounts: the voice calls are spoken with (TwiML <Say voice>)', example: 'Polly.Joanna' }) voice?: string;
+  @ApiPropertyOptional({ description: 'Voice accounts: the language calls are spoken and heard in', example: 'en-US' }) language?: string;
 }
 
 /** An account as clients see it: which credentials are set, never their values. */
@@ -30,7 +32,11 @@ export class ChannelAccountResponse {
       credentials: Object.fromEntries(extra.credentialNames.map((name) => [name, set.has(name)])),
       webhook_url: extra.webhookUrl,
       ...(extra.verifyToken !== null ? { verify_token: extra.verifyToken } : {}),
-      settings: { ...(account.settings.workflow_id ? { workflow_id: account.settings.workflow_id } : {}) },
+      settings: {
+        ...(account.settings.workflow_id ? { workflow_id: account.settings.workflow_id } : {}),
+        ...(account.settings.voice ? { voice: account.settings.voice } : {}),
+        ...(account.settings.language ? { language: account.settings.language } : {}),
+      },
       created_at: isoTime(account.createdAt),
       updated_at: isoTime(account.updatedAt),
     };

@@ -13,8 +13,14 @@ export const CREDENTIALS_SCHEMA = {
 
 export const SETTINGS_SCHEMA = {
   type: 'object',
-  description: 'workflow_id: the workflow a conversation starts when no trigger matches (a workflow of the organization, or null to clear it)',
-  properties: { workflow_id: { type: 'string', format: 'uuid', nullable: true } },
+  description:
+    'workflow_id: the workflow a conversation (or a call) starts when no trigger matches (a workflow of the organization, or null to clear it). ' +
+    "Voice accounts only: voice (a Twilio <Say> voice such as alice or Polly.Joanna) and language (such as en-US); unset or null, Twilio's defaults apply",
+  properties: {
+    workflow_id: { type: 'string', format: 'uuid', nullable: true },
+    voice: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9._-]{0,63}$', nullable: true },
+    language: { type: 'string', pattern: '^[a-zA-Z]{2,3}(-[A-Za-z0-9]{2,8}){0,2}$', nullable: true },
+  },
   additionalProperties: false,
 } as const;
 

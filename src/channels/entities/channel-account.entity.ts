@@ -4,6 +4,10 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Update
 export interface ChannelAccountSettings {
   /** The workflow a conversation starts when no trigger matches (for voice: the workflow a call starts). */
   workflow_id?: string;
+  /** Voice accounts: the `<Say>` voice (Twilio's default when unset). */
+  voice?: string;
+  /** Voice accounts: the language spoken and recognised (Twilio's default, en-US, when unset). */
+  language?: string;
 }
 
 /**
