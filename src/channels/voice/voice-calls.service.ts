@@ -234,13 +234,13 @@ export class VoiceCallsService {
       [uuidv7(), account.organizationId, account.id, callSid, caller],
     )) as CallRow[];
     if (created) return { row: toCall(created), mayStart: true };
-    const [takenOver] = (await this.dataSource.query(
+    const [takenOver] = updated<CallRow>(await this.dataSource.query(
       `UPDATE voice_calls SET claimed_at = now()
         WHERE channel_account_id = $1 AND organization_id = $2 AND call_sid = $3 AND execution_id IS NULL
           AND claimed_at < now() - make_interval(secs => $4)
        RETURNING id, caller, execution_id`,
       [account.id, account.organizationId, callSid, START_LEASE_SECONDS],
-    )) as CallRow[];
+    ));
     if (takenOver) return { row: toCall(takenOver), mayStart: true };
     const row = await this.findCall(account, callSid);
     if (!row) throw new ChannelAccountNotFoundError();
@@ -257,7 +257,7 @@ export class VoiceCallsService {
 
   private async turns(callId: string, turns: number[]): Promise<TurnRow[]> {
     return (await this.dataSource.query(
-      `SELECT turn, input, twiml, prompt, said_until FROM voice_call_turns WHERE call_id = $1 AND turn = ANY ($2::int[])`,
+      `SELECT turn, input, twiml, prompt, said_until::text AS said_until FROM voice_call_turns WHERE call_id = $1 AND turn = ANY ($2::int[])`,
       [callId, turns.filter((t) => t >= 0)],
     )) as TurnRow[];
   }
@@ -280,10 +280,10 @@ export class VoiceCallsService {
       metadata: { user_agent: 'Twilio', timestamp: isoTime(new Date()), source: 'message' },
     });
     if (!fired.workflowExecutionId) return null;
-    const [attached] = (await this.dataSource.query(
+    const [attached] = updated<{ execution_id: string; end_status: string | null }>(await this.dataSource.query(
       `UPDATE voice_calls SET execution_id = $2 WHERE id = $1 AND execution_id IS NULL RETURNING execution_id, end_status`,
       [call.id, fired.workflowExecutionId],
-    )) as { execution_id: string; end_status: string | null }[];
+    ));
     if (!attached) {
       // A request that took over the start attached its own first: this execution is nobody's call.
       await this.engine.endCall(fired.workflowExecutionId, 'canceled');
@@ -301,12 +301,12 @@ export class VoiceCallsService {
 
   /** A status callback with a terminal CallStatus: the call's execution, if still running, ends (CALL_ENDED). */
   private async callEnded(account: ChannelAccount, callSid: string, callStatus: string): Promise<void> {
-    const [row] = (await this.dataSource.query(
+    const [row] = updated<{ execution_id: string | null }>(await this.dataSource.query(
       `UPDATE voice_calls SET end_status = COALESCE(end_status, $4), ended_at = COALESCE(ended_at, now())
         WHERE channel_account_id = $1 AND organization_id = $2 AND call_sid = $3
        RETURNING execution_id`,
       [account.id, account.organizationId, callSid, callStatus],
-    )) as { execution_id: string | null }[];
+    ));
     if (row?.execution_id) await this.engine.endCall(row.execution_id, callStatus);
   }
 
@@ -331,4 +331,9 @@ interface CallRow {
 
 function toCall(row: CallRow): Call {
   return { id: row.id, caller: row.caller, executionId: row.execution_id };
+}
+
+/** The rows of an UPDATE … RETURNING (TypeORM's PostgreSQL driver answers an UPDATE with [rows, count]). */
+function updated<T>(result: unknown): T[] {
+  return (result as [T[], number])[0];
 }
