@@ -8,8 +8,10 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * - `voice_call_turns`: one row per turn of a call (0: the call coming in; N: the caller's answer to the
  *   question of turn N-1), unique per call and turn, so a repeated request records nothing twice. A
  *   turn keeps the caller's input, the TwiML it was answered with (the same answer to a repeated
- *   request), the question asked in it (asked again when the caller says nothing) and the time of the
- *   last outbound message it spoke (the next turn speaks what came after).
+ *   request), the question asked in it (asked again when the caller says nothing), the time of the
+ *   last outbound message it spoke (the next turn speaks what came after), and whether the input was
+ *   handed to the execution (`delivering_at`: a lease, so that one request delivers it and another takes
+ *   over only if that one died).
  * Deleting the account deletes its calls; the executions stay.
  */
 export class VoiceCalls1770600000000 implements MigrationInterface {
@@ -39,6 +41,8 @@ export class VoiceCalls1770600000000 implements MigrationInterface {
         twiml text,
         prompt text,
         said_until timestamptz,
+        delivering_at timestamptz,
+        delivered boolean NOT NULL DEFAULT false,
         created_at timestamptz NOT NULL DEFAULT now(),
         answered_at timestamptz,
         PRIMARY KEY (call_id, turn)

@@ -269,7 +269,7 @@ export class ExecutionEngine {
         // A run's messages go to one customer through one account: the first one's send queues the next.
         const first = writes.messages.find((m) => m.queued);
         if (first) await this.sends.dispatch([first.id]);
-        if (execution.channel !== null && ANSWERED_CHANNELS.has(execution.channel)) this.announce(execution.id);
+        if (execution.channelAccountId !== null && execution.channel !== null && ANSWERED_CHANNELS.has(execution.channel)) this.announce(execution.id);
         if (execution.status === 'failed') this.logger.warn(`Execution ${execution.id} failed: ${execution.error?.code} ${execution.error?.message}`);
         return result;
       }

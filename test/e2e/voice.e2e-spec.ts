@@ -189,10 +189,12 @@ describe('voice: phone calls through Twilio', () => {
     expect(c.text).toBe([a, b].find((r) => r.text.includes('<Gather'))!.text);
     expect(await executionsOf(workflowId)).toHaveLength(1);
 
+    // The answer posted twice at once (as two API processes would get it), then once more later.
     const answer = callParams(sid, from, { SpeechResult: 'Grace Hopper' });
-    const first = await twilioPost(t, voicePath(account.id, 1), answer);
+    const [first, twin] = await Promise.all([twilioPost(t, voicePath(account.id, 1), answer), twilioPost(t, voicePath(account.id, 1), answer)]);
     const again = await twilioPost(t, voicePath(account.id, 1), answer);
     expect(verbs(twiml(first))).toEqual(['Say(Thank you, goodbye.)', 'Hangup']);
+    expect(twin.text).toBe(first.text);
     expect(again.text).toBe(first.text);
     const [execution] = await executionsOf(workflowId);
     expect(execution!.status).toBe('success');
@@ -369,6 +371,8 @@ describe('voice: phone calls through Twilio', () => {
       const executions = await db2.query(`SELECT id FROM workflow_executions WHERE workflow_id = $1`, [workflowId]);
       expect(executions).toHaveLength(1);
       expect(await db2.query(`SELECT content FROM messages WHERE execution_id = $1 AND direction = 'inbound'`, [executions[0].id])).toEqual([{ content: 'When do you open?' }]);
+      // The redirected requests did not touch the execution while it ran: the run committed once, its AI node asked once.
+      expect(ai.requests).toHaveLength(1);
     });
   });
 });

@@ -26,6 +26,8 @@ export const HOLD_PHRASE = 'One moment, please.';
 export const UNAVAILABLE_PHRASE = 'Sorry, we cannot take your call right now. Goodbye.';
 /** A call being started by a request that died half-way is taken over by the next request after this long. */
 const START_LEASE_SECONDS = 15;
+/** The same for handing a turn's input to the execution. */
+const DELIVERY_LEASE_SECONDS = 15;
 
 export interface VoiceRequest {
   rawBody: Buffer | undefined;
@@ -126,42 +128,66 @@ export class VoiceCallsService {
     if (!row || row.executionId === null) return hangup;
     const turns = await this.turns(row.id, [turn - 1, turn]);
     const previous = turns.find((t) => t.turn === turn - 1);
-    let current = turns.find((t) => t.turn === turn);
+    const current = turns.find((t) => t.turn === turn);
     if (current?.twiml) return current.twiml;
     // Nothing was asked that this could answer (a turn out of order, or the call already ended).
     if (!previous?.twiml || previous.prompt === null) return hangup;
     const input = (params.get('SpeechResult') ?? params.get('Digits') ?? '').trim().slice(0, 2000);
-    if (!current) {
-      // Silence: the Gather's Redirect comes here without an answer; the question is asked again.
-      if (input === '') return buildTwiml({ say: [], gather: { prompt: previous.prompt, action: this.turnUrl(call.account, turn) } }, call.speech);
-      await this.dataSource.query(
-        `INSERT INTO voice_call_turns (call_id, turn, input) VALUES ($1, $2, $3) ON CONFLICT (call_id, turn) DO NOTHING`,
-        [row.id, turn, input],
-      );
-      [current] = await this.turns(row.id, [turn]);
-      if (current?.twiml) return current.twiml;
+    // Silence: the Gather's Redirect comes here without an answer; the question is asked again.
+    if (!current && input === '') return buildTwiml({ say: [], gather: { prompt: previous.prompt, action: this.turnUrl(call.account, turn) } }, call.speech);
+    const delivery = await this.claimDelivery(row.id, turn, input === '' ? null : input);
+    if (delivery) {
+      await this.deliver(call, row, turn, delivery.input, params);
+      await this.dataSource.query(`UPDATE voice_call_turns SET delivered = true WHERE call_id = $1 AND turn = $2`, [row.id, turn]);
+      // Wakes the other requests of this turn (a twin from Twilio, in this process or another).
+      this.waiter.announce(row.executionId);
     }
-    // Delivered on every request of the turn until it is answered: the provider id makes a second
-    // delivery store nothing, and a request that died after recording the input left it undelivered.
-    await this.deliver(call, row, turn, current?.input ?? input, params);
     return this.settle(call, { ...row, executionId: row.executionId }, turn, previous.said_until);
+  }
+
+  /**
+   * Records the caller's input for the turn (the first one recorded wins) and claims handing it to the
+   * execution: returned (with the input to deliver) to the one request that should, null to the others. A
+   * claim not completed within DELIVERY_LEASE_SECONDS (the request died) is taken over by the next request
+   * of the turn. Delivering again would store nothing (the provider id), but would still touch the
+   * execution's row and make a run in progress commit again.
+   */
+  private async claimDelivery(callId: string, turn: number, input: string | null): Promise<{ input: string } | null> {
+    const claim = `t.twiml IS NULL AND NOT t.delivered AND (t.delivering_at IS NULL OR t.delivering_at < now() - make_interval(secs => ${DELIVERY_LEASE_SECONDS}))`;
+    const rows =
+      input === null
+        ? updated<{ input: string }>(
+            await this.dataSource.query(
+              `UPDATE voice_call_turns t SET delivering_at = now() WHERE t.call_id = $1 AND t.turn = $2 AND t.input IS NOT NULL AND ${claim} RETURNING t.input`,
+              [callId, turn],
+            ),
+          )
+        : ((await this.dataSource.query(
+            `INSERT INTO voice_call_turns AS t (call_id, turn, input, delivering_at) VALUES ($1, $2, $3, now())
+             ON CONFLICT (call_id, turn) DO UPDATE SET delivering_at = now() WHERE t.input IS NOT NULL AND ${claim}
+             RETURNING t.input`,
+            [callId, turn, input],
+          )) as { input: string }[]);
+    return rows[0] ?? null;
   }
 
   /** The caller's answer, through the conversation path of POST /v1/messages: kept for the waiting execution, which runs. */
   private async deliver(call: CallRequest, row: Call, turn: number, input: string, params: URLSearchParams): Promise<void> {
+    // `call`: taken over from a request that died, whose parameters this one does not carry.
+    const type = params.get('SpeechResult') !== null ? 'speech' : params.get('Digits') !== null ? 'dtmf' : 'call';
     const received = await this.conversations.receive({
       organizationId: call.account.organizationId,
       channel: 'voice',
       customerRef: row.caller,
       content: input,
       metadata: {
-        type: params.get('SpeechResult') !== null ? 'speech' : 'dtmf',
+        type,
         call_sid: call.callSid,
         ...(params.get('Confidence') ? { confidence: Number(params.get('Confidence')) } : {}),
       },
       channelAccountId: call.account.id,
       providerMessageId: `${call.callSid}:${turn}`,
-      type: params.get('SpeechResult') !== null ? 'speech' : 'dtmf',
+      type,
     });
     if (received.resumed) await this.executions.enqueue(received.resumed.executionId);
   }
@@ -177,6 +203,8 @@ export class VoiceCallsService {
       state = await this.waiter.until(
         row.executionId,
         async () => {
+          // Until the caller's input is handed over, the execution still waits for it and nothing is ready.
+          if (turn > 0 && !(await this.delivered(row.id, turn))) return null;
           const read = await this.executions.conversationTurn(call.account.organizationId, row.executionId, since);
           if (!read) return 'gone' as const;
           return read.status !== 'running' || read.awaitsCustomer ? read : null;
@@ -292,6 +320,11 @@ export class VoiceCallsService {
     // The status callback came while the execution was being started.
     if (attached.end_status) await this.engine.endCall(attached.execution_id, attached.end_status);
     return attached.execution_id;
+  }
+
+  private async delivered(callId: string, turn: number): Promise<boolean> {
+    const [row] = (await this.dataSource.query(`SELECT delivered FROM voice_call_turns WHERE call_id = $1 AND turn = $2`, [callId, turn])) as { delivered: boolean }[];
+    return row?.delivered === true;
   }
 
   private async callById(id: string): Promise<Call | null> {

@@ -46,6 +46,11 @@ export class VoiceTurnWaiter {
     }
   }
 
+  /** Wakes the waits for the execution in every process (as a worker's commit does); never rejects. */
+  announce(executionId: string): void {
+    this.redis.publish(ANSWERED_RUNS_CHANNEL, executionId).catch((error: Error) => this.logger.warn(`Could not announce ${executionId}: ${error.message}`));
+  }
+
   private subscribe(): Promise<void> {
     this.subscribed ??= this.redis
       .subscribe(ANSWERED_RUNS_CHANNEL, (executionId) => {
