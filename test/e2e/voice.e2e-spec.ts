@@ -327,6 +327,8 @@ describe('voice: phone calls through Twilio', () => {
         AI_PROVIDER: 'openai',
         AI_BASE_URL: ai.url,
         AI_API_KEY: 'test-key',
+        RATE_LIMIT_CHANNEL_PER_MINUTE: '8',
+        WEBHOOK_SIGNATURE_FAILURES_PER_MINUTE: '3',
       });
       slowOrg = await createOrganization(slow);
       await slow.http.put('/v1/knowledge-bases/hours').set(slowOrg.auth('read_write')).send({ entries: [{ question: 'When do you open?', answer: 'At 9.' }] }).expect(201);
@@ -334,6 +336,22 @@ describe('voice: phone calls through Twilio', () => {
     afterAll(async () => {
       await slow?.close();
       await ai?.close();
+    });
+
+    it('counts signed requests in the account\'s channel limit and failed signatures per source address, like the Meta webhook', async () => {
+      const account = await voiceAccount(slow, slowOrg, {});
+      const sid = callSid();
+      const statuses: number[] = [];
+      for (let i = 0; i < 9; i++) {
+        const res = await twilioPost(slow, voicePath(account.id), callParams(sid, caller(), { CallStatus: 'completed' }));
+        statuses.push(res.status);
+        if (i === 0) expect(res.headers['x-ratelimit-limit']).toBe('8');
+        if (i === 8) expect(res.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+      }
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 429]);
+      const failures: number[] = [];
+      for (let i = 0; i < 4; i++) failures.push((await twilioPost(slow, voicePath(account.id), callParams(callSid(), caller()), { token: 'e'.repeat(32) })).status);
+      expect(failures).toEqual([403, 403, 403, 429]);
     });
 
     it('tells the caller to hold and redirects to the same URL, which then answers with what the run produced', async () => {
