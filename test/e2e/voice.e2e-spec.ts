@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFakeAiProvider, type FakeAiProvider } from '../utils/fake-ai-provider.js';
 import { createOrganization, RATE_LIMITS_OUT_OF_REACH, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
+import { WorkerProcess } from '../utils/worker-process.js';
 import { elements, parseXml, textOf, type XmlElement } from '../utils/xml.js';
 
 const BASE = 'https://voice.example.com';
@@ -310,6 +311,40 @@ describe('voice: phone calls through Twilio', () => {
     const good = await voiceAccount(t, org, { voice: 'alice', language: 'fr-FR' });
     const got = await t.http.get(`/v1/channel-accounts/${good.id}`).set(org.auth('read_only'));
     expect(got.body.data.settings).toEqual({ voice: 'alice', language: 'fr-FR' });
+  });
+
+  describe('runs in a worker process of their own (as in production)', () => {
+    let api: TestApp;
+    let worker: WorkerProcess;
+    let apiOrg: TestOrganization;
+
+    beforeAll(async () => {
+      api = await startTestApp({ ...RATE_LIMITS_OUT_OF_REACH, APP_ROLE: 'api', REDIS_KEY_PREFIX: `${inject('redisKeyPrefix')}:voice-api`, PUBLIC_BASE_URL: BASE, VOICE_ANSWER_TIMEOUT: '10s' });
+      worker = new WorkerProcess(api.config, { PUBLIC_BASE_URL: BASE, WORKER_CONCURRENCY: '4' });
+      worker.start();
+      apiOrg = await createOrganization(api);
+    });
+    afterAll(async () => {
+      await worker?.stop();
+      await api?.close();
+    });
+
+    it('answers each turn once the worker committed the run, woken across processes', async () => {
+      const workflowId = await activeWorkflow(api, apiOrg, CONVERSATION);
+      const account = await voiceAccount(api, apiOrg, { workflow_id: workflowId });
+      const sid = callSid();
+      const from = caller();
+      // The worker process may still be starting: the answer waits for its first run (VOICE_ANSWER_TIMEOUT 10 s).
+      const first = twiml(await twilioPost(api, voicePath(account.id), callParams(sid, from, { CallStatus: 'ringing' })));
+      expect(verbs(first), worker.output).toEqual(['Say(Welcome to Acme.)', 'Gather(What is your name?)', 'Redirect']);
+      const started = Date.now();
+      const second = twiml(await twilioPost(api, voicePath(account.id, 1), callParams(sid, from, { SpeechResult: 'Katherine Johnson' })));
+      expect(verbs(second)).toEqual(['Say(Thank you, goodbye.)', 'Hangup']);
+      // Woken by the worker's announcement, not by the 10 s timeout.
+      expect(Date.now() - started).toBeLessThan(5000);
+      const [execution] = await api.app.get(DataSource).query(`SELECT status FROM workflow_executions WHERE workflow_id = $1`, [workflowId]);
+      expect(execution.status).toBe('success');
+    });
   });
 
   describe('a run slower than VOICE_ANSWER_TIMEOUT', () => {
