@@ -32,6 +32,7 @@ import { OutboxPurgeByKey1770200000000 } from './1770200000000-OutboxPurgeByKey.
 import { ChannelAccounts1770300000000 } from './1770300000000-ChannelAccounts.js';
 import { DeliveryRollups1770400000000 } from './1770400000000-DeliveryRollups.js';
 import { DeliveryRollupsFolded1770500000000 } from './1770500000000-DeliveryRollupsFolded.js';
+import { VoiceCalls1770600000000 } from './1770600000000-VoiceCalls.js';
 import { CustomerHandoff1770700000000 } from './1770700000000-CustomerHandoff.js';
 import { MessageBursts1770800000000 } from './1770800000000-MessageBursts.js';
 
@@ -68,6 +69,7 @@ export const MIGRATIONS = [
   ChannelAccounts1770300000000,
   DeliveryRollups1770400000000,
   DeliveryRollupsFolded1770500000000,
+  VoiceCalls1770600000000,
   CustomerHandoff1770700000000,
   MessageBursts1770800000000,
 ];

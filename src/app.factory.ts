@@ -28,8 +28,11 @@ import { OAUTH_PATH } from './common/errors/error-envelope.filter.js';
 
 export const BODY_LIMIT = '1mb';
 
-/** Channel accounts' provider webhooks: the body stays raw bytes (req.rawBody) for the signature check, parsed only after it. */
-const RAW_BODY_ROUTE = /^\/v1\/channel-accounts\/[^/]+\/webhook\/?$/;
+/**
+ * Channel accounts' provider webhooks and Twilio's call requests: the body stays raw bytes (req.rawBody)
+ * for the signature check, parsed only after it (a call's form parameters are signed as posted).
+ */
+const RAW_BODY_ROUTE = /^\/v1\/channel-accounts\/[^/]+\/(webhook|voice)\/?$/;
 
 /**
  * The routes whose body is not JSON (every other route takes `application/json` or `+json` only,
@@ -42,7 +45,7 @@ export const BODY_MEDIA_RULES: readonly BodyMediaRule[] = [
   { path: /^\/oauth\/(authorize|token|revoke|introspect)\/?$/, methods: ['POST'], accepts: ['application/x-www-form-urlencoded'] },
   // Inbound webhooks: whatever text a sender posts, signed over its raw bytes.
   { path: /^\/v1\/hooks\/[^/]+\/?$/, accepts: [...JSON_MEDIA_TYPES, 'text/*'] },
-  // Provider webhooks: any body, kept as raw bytes until the signature is checked (an unsigned one is 401, whatever its type).
+  // Provider webhooks and call requests: any body, kept as raw bytes until the signature is checked (an unsigned one is 401, or 403 for a call, whatever its type).
   { path: RAW_BODY_ROUTE, methods: ['POST'], accepts: ['*/*'] },
 ];
 

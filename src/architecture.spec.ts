@@ -65,6 +65,8 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   workflow_delivery_hours: 'channels',
   // A customer's open burst of held messages (the receive statement and a burst's turn).
   message_bursts: 'customers',
+  voice_calls: 'channels',
+  voice_call_turns: 'channels',
 };
 
 /**

@@ -9,10 +9,11 @@ import deliveries from './deliveries.mjs';
 import executions from './executions.mjs';
 import executionsWebhooks from './executions-webhooks.mjs';
 import history, { analytics } from './history.mjs';
+import voice from './voice.mjs';
 import workflowsRead from './workflows-read.mjs';
 
 // channels after executions: it compares its conversations/s with the executions/s of the same invocation.
-export const SCENARIOS = [workflowsRead, executions, channels, executionsWebhooks, history, deliveries];
+export const SCENARIOS = [workflowsRead, executions, channels, executionsWebhooks, history, deliveries, voice];
 
 /**
  * Scenarios run only when named in BENCH_SCENARIOS: `analytics` seeds the same year as `history`

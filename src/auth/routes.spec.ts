@@ -112,9 +112,14 @@ const ANY_CREDENTIAL_V1 = ['GET /v1/me'];
 /**
  * /v1 routes without a bearer credential: inbound webhooks, signed with the trigger's secret (docs/API.md, "Inbound
  * endpoints"), and the channel accounts' provider webhooks, signed by the provider with the account's app secret
- * (docs/channels.md).
+ * (Meta) or auth token (Twilio's call requests) (docs/channels.md).
  */
-const PUBLIC_V1 = ['ALL /v1/hooks/:trigger_id', 'GET /v1/channel-accounts/:account_id/webhook', 'POST /v1/channel-accounts/:account_id/webhook'];
+const PUBLIC_V1 = [
+  'ALL /v1/hooks/:trigger_id',
+  'GET /v1/channel-accounts/:account_id/webhook',
+  'POST /v1/channel-accounts/:account_id/webhook',
+  'POST /v1/channel-accounts/:account_id/voice',
+];
 /** Path prefixes whose routes must declare a rate-limit class of their own resource, and the classes allowed. */
 const CLASSED_AREAS: { prefix: string; group: string; classes: string[] }[] = [
   { prefix: '/v1/workflows', group: 'workflows', classes: ['read', 'write', 'delete', 'execution'] },

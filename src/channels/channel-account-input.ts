@@ -67,8 +67,16 @@ export function parseVerifyToken(definition: ProviderDefinition, input: unknown,
 /** The longest burst window (settings.burst_window_ms, CONVERSATION_BURST_WINDOW_MS): ten seconds. */
 export const MAX_BURST_WINDOW_MS = 10_000;
 
-/** Settings: an object of known keys only. */
-export function parseSettings(input: unknown, current: ChannelAccountSettings = {}): ChannelAccountSettings {
+/** A Twilio `<Say>` voice: `alice`, `man`, `woman`, or a named one such as `Polly.Joanna` or `Google.en-US-Standard-C`. */
+const VOICE_NAME = /^[A-Za-z][A-Za-z0-9._-]{0,63}$/;
+/** A language tag as Twilio takes it (`en-US`, `fr-FR`, `pt-BR`, `cmn-Hans-CN`). */
+const LANGUAGE_TAG = /^[a-zA-Z]{2,3}(-[A-Za-z0-9]{2,8}){0,2}$/;
+
+/**
+ * Settings: an object of known keys only. `voice` and `language` (how a call speaks and hears, TwiML
+ * `<Say voice language>` and `<Gather language>`) are for voice accounts; unset, Twilio's defaults apply.
+ */
+export function parseSettings(input: unknown, current: ChannelAccountSettings = {}, channel?: string): ChannelAccountSettings {
   if (input === undefined) return current;
   if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new InvalidChannelAccountError('settings must be an object', 'settings');
   const given = input as Record<string, unknown>;
@@ -79,12 +87,23 @@ export function parseSettings(input: unknown, current: ChannelAccountSettings = 
       if (typeof value !== 'string' || !isUuid(value)) throw new InvalidChannelAccountError('settings.workflow_id must be a workflow id (UUID) or null', 'settings.workflow_id');
       settings.workflow_id = value;
     } else if (key === 'burst_window_ms') {
+      if (channel === 'voice') throw new InvalidChannelAccountError('settings.burst_window_ms is for message accounts (whatsapp, instagram) only', 'settings.burst_window_ms');
       if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_BURST_WINDOW_MS) {
         throw new InvalidChannelAccountError(`settings.burst_window_ms must be an integer from 0 to ${MAX_BURST_WINDOW_MS} (milliseconds; 0: off)`, 'settings.burst_window_ms');
       }
       if (value > 0) settings.burst_window_ms = value;
+    } else if (key === 'voice' || key === 'language') {
+      if (channel !== 'voice') throw new InvalidChannelAccountError(`settings.${key} is for voice accounts only`, `settings.${key}`);
+      if (value === null) continue;
+      if (key === 'voice') {
+        if (typeof value !== 'string' || !VOICE_NAME.test(value)) throw new InvalidChannelAccountError('settings.voice must be a Twilio voice name such as alice or Polly.Joanna, or null', 'settings.voice');
+        settings.voice = value;
+      } else {
+        if (typeof value !== 'string' || !LANGUAGE_TAG.test(value)) throw new InvalidChannelAccountError('settings.language must be a language tag such as en-US, or null', 'settings.language');
+        settings.language = value;
+      }
     } else {
-      throw new InvalidChannelAccountError(`settings.${key} is not a setting (known: workflow_id, burst_window_ms)`, `settings.${key}`);
+      throw new InvalidChannelAccountError(`settings.${key} is not a setting (known: workflow_id, ${channel === 'voice' ? 'voice, language' : 'burst_window_ms'})`, `settings.${key}`);
     }
   }
   return settings;

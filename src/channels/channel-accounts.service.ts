@@ -95,7 +95,7 @@ export class ChannelAccountsService {
     const { channel, provider, definition } = parseChannelAndProvider(dto.channel, dto.provider);
     const credentials = parseCredentials(definition, dto.credentials);
     const verifyToken = parseVerifyToken(definition, dto.verify_token, null);
-    const settings = await this.checkedSettings(organizationId, dto.settings);
+    const settings = await this.checkedSettings(organizationId, dto.settings, undefined, channel);
     const id = randomUUID();
     const account = this.accounts.create({
       id,
@@ -124,7 +124,7 @@ export class ChannelAccountsService {
       const token = parseVerifyToken(definition, dto.verify_token, this.verifyTokenOf(account));
       account.verifyTokenSealed = token === null ? null : this.secretBox.seal(token, `${account.id}:verify_token`);
     }
-    if (dto.settings !== undefined) account.settings = await this.checkedSettings(organizationId, dto.settings, account.settings);
+    if (dto.settings !== undefined) account.settings = await this.checkedSettings(organizationId, dto.settings, account.settings, account.channel);
     const saved = await this.accounts.save(account);
     this.recent.delete(saved.id);
     return this.view(saved);
@@ -194,8 +194,8 @@ export class ChannelAccountsService {
     };
   }
 
-  private async checkedSettings(organizationId: string, input: unknown, current?: ChannelAccountSettings): Promise<ChannelAccountSettings> {
-    const settings = parseSettings(input, current);
+  private async checkedSettings(organizationId: string, input: unknown, current: ChannelAccountSettings | undefined, channel: string): Promise<ChannelAccountSettings> {
+    const settings = parseSettings(input, current, channel);
     if (settings.workflow_id && settings.workflow_id !== current?.workflow_id) {
       const found: unknown[] = await this.dataSource.query(`SELECT 1 FROM workflows WHERE id = $1 AND organization_id = $2`, [settings.workflow_id, organizationId]);
       if (found.length === 0) throw new InvalidChannelAccountError('settings.workflow_id is not a workflow of this organization', 'settings.workflow_id');

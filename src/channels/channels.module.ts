@@ -8,12 +8,25 @@ import { ChannelInboundService } from './channel-inbound.service.js';
 import { ChannelSender } from './channel-sender.service.js';
 import { ChannelSendsProcessor } from './channel-sends.processor.js';
 import { ChannelAccountWebhooksController } from './channel-account-webhooks.controller.js';
+import { CustomersModule } from '../customers/customers.module.js';
+import { ChannelAccountVoiceController } from './voice/channel-account-voice.controller.js';
+import { VoiceCallsService } from './voice/voice-calls.service.js';
+import { VoiceTurnWaiter } from './voice/voice-turn.waiter.js';
 
-/** Provider webhooks in (verified, stored, applied through the triggers module's conversation path). */
+/**
+ * Provider webhooks in (verified, stored, applied through the triggers module's conversation path), and
+ * phone calls answered with TwiML (voice/: the customers module's conversation path, the engine's runs).
+ */
 @Module({
-  imports: [ChannelAccountsModule, TriggersModule, BullModule.registerQueue({ name: CHANNEL_SENDS_QUEUE, settings: channelSendsQueueSettings })],
-  controllers: [ChannelAccountWebhooksController],
-  providers: [ChannelInboundService, ChannelSender],
+  imports: [
+    ChannelAccountsModule,
+    TriggersModule,
+    ExecutionsModule,
+    CustomersModule,
+    BullModule.registerQueue({ name: CHANNEL_SENDS_QUEUE, settings: channelSendsQueueSettings }),
+  ],
+  controllers: [ChannelAccountWebhooksController, ChannelAccountVoiceController],
+  providers: [ChannelInboundService, ChannelSender, VoiceCallsService, VoiceTurnWaiter],
   exports: [ChannelInboundService, ChannelSender, BullModule],
 })
 export class ChannelsModule {}

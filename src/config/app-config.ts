@@ -75,6 +75,8 @@ export class AppConfig {
     sendTimeoutMs: number;
     sendConcurrency: number;
     webhookPerMinute: number;
+    /** VOICE_ANSWER_TIMEOUT: a call's request waits this long for the run before the caller is told to hold. */
+    voiceAnswerTimeoutMs: number;
   };
   readonly ai: {
     provider: 'builtin' | 'openai';
@@ -170,7 +172,11 @@ export class AppConfig {
       sendTimeoutMs: parseDuration(env.CHANNEL_SEND_TIMEOUT),
       sendConcurrency: env.CHANNEL_SEND_CONCURRENCY,
       webhookPerMinute: env.RATE_LIMIT_CHANNEL_PER_MINUTE,
+      voiceAnswerTimeoutMs: parseDuration(env.VOICE_ANSWER_TIMEOUT),
     };
+    if (this.channels.voiceAnswerTimeoutMs < 100 || this.channels.voiceAnswerTimeoutMs > 14_000) {
+      throw new ConfigError('Invalid configuration:\n  VOICE_ANSWER_TIMEOUT: must be from 100ms to 14s (Twilio waits 15 s for an answer)');
+    }
     if (this.channels.sendTimeoutMs < 100) throw new ConfigError('Invalid configuration:\n  CHANNEL_SEND_TIMEOUT: must be at least 100ms');
     if (env.AI_PROVIDER === 'openai' && !env.AI_BASE_URL) {
       throw new ConfigError('Invalid configuration:\n  AI_BASE_URL: required when AI_PROVIDER=openai');

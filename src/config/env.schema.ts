@@ -348,6 +348,14 @@ export class EnvVars {
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'CHANNEL_SEND_TIMEOUT must be a duration such as 10s or 2000ms' })
   CHANNEL_SEND_TIMEOUT: string = '10s';
 
+  /**
+   * How long a phone call's request waits for the run to reach its next question or its end; past it the
+   * caller hears a hold phrase and Twilio asks again (Twilio gives up on a request after 15 s).
+   */
+  @IsString()
+  @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'VOICE_ANSWER_TIMEOUT must be a duration such as 8s or 500ms' })
+  VOICE_ANSWER_TIMEOUT: string = '8s';
+
   /** Sends handled at once by each worker process (different customers; one customer's go one at a time). */
   @Transform(toInt)
   @IsInt()

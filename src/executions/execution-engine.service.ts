@@ -8,6 +8,8 @@ import type { WorkflowNode } from '../workflows/node-types/node-type.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import { ChannelErrorCodes } from '../channels/channels.errors.js';
 import { REPLY_WINDOW_SQL } from '../channels/channels.sql.js';
+import { RedisService } from '../redis/redis.service.js';
+import { ANSWERED_CHANNELS, ANSWERED_RUNS_CHANNEL } from './channels/answered-channels.js';
 import { CHANNEL_ADAPTERS, type ChannelAdapters, type MessageTemplate } from './channels/channel-adapter.js';
 import { ChannelSendDispatcher } from './channels/channel-send.dispatcher.js';
 import type { ExecutionState, WorkflowExecution, ExecutionStatus } from './entities/workflow-execution.entity.js';
@@ -66,6 +68,7 @@ export class ExecutionEngine {
     private readonly runs: RunsRepository,
     private readonly config: AppConfig,
     private readonly sends: ChannelSendDispatcher,
+    private readonly redis: RedisService,
   ) {
     this.handlers = new Map(handlers.map((h) => [h.type, h]));
   }
@@ -251,6 +254,25 @@ export class ExecutionEngine {
     return ended;
   }
 
+  /**
+   * Ends a running or waiting execution of a phone call whose call ended (Twilio's terminal
+   * CallStatus: completed, busy, no-answer, failed, canceled) as failed with CALL_ENDED, as cancel
+   * does. False when it had already ended.
+   */
+  async endCall(executionId: string, callStatus: string): Promise<boolean> {
+    let ended = false;
+    await this.transition(executionId, async ({ execution }, writes) => {
+      ended = execution.status === 'running';
+      if (!ended) return { result: { status: execution.status }, changed: false };
+      return this.finish(execution, writes, 'failed', {
+        code: ExecutionErrorCodes.callEnded,
+        message: `The call ended (${callStatus}) before the workflow did`,
+        ...(execution.state.cursor !== undefined ? { node_id: execution.state.cursor } : {}),
+      });
+    });
+    return ended;
+  }
+
   /** Fails an execution whose run job kept failing (called after the last attempt). */
   async abandon(executionId: string, reason: string): Promise<void> {
     await this.transition(executionId, async ({ execution }, writes) => {
@@ -274,13 +296,22 @@ export class ExecutionEngine {
       if (await this.runs.commit({ execution: loaded.execution, version: loaded.version, writes })) {
         const { execution } = loaded;
         // A run's messages go to one customer through one account: the first one's send queues the next.
-        const first = writes.messages.find((m) => m.channelAccountId !== null);
+        const first = writes.messages.find((m) => m.queued);
         if (first) await this.sends.dispatch([first.id]);
+        if (execution.channelAccountId !== null && execution.channel !== null && ANSWERED_CHANNELS.has(execution.channel)) this.announce(execution.id);
         if (execution.status === 'failed') this.logger.warn(`Execution ${execution.id} failed: ${execution.error?.code} ${execution.error?.message}`);
         return result;
       }
       if (attempt === MAX_CONFLICTS) throw new Error(`Execution ${executionId} kept changing while it ran (${attempt} attempts)`);
     }
+  }
+
+  /**
+   * Wakes the process holding the call's request (channels module, VoiceTurnWaiter). Not awaited, and
+   * a lost announcement costs only time: the waiting request reads the state again at its timeout.
+   */
+  private announce(executionId: string): void {
+    this.redis.publish(ANSWERED_RUNS_CHANNEL, executionId).catch((error: Error) => this.logger.warn(`Could not announce the run of ${executionId}: ${error.message}`));
   }
 
   /** Executions to look at again: overdue waits, and running ones left without a job (lost enqueue, crash). */
@@ -324,7 +355,8 @@ export class ExecutionEngine {
           throw new NodeFailure(ExecutionErrorCodes.noRecipient, 'This execution has no customer to send to (fire it with a customer_id)');
         }
         let template: MessageTemplate | undefined;
-        if (execution.channelAccountId) {
+        // A call's messages are spoken while the caller is on the line: no reply window.
+        if (execution.channelAccountId && !(execution.channel !== null && ANSWERED_CHANNELS.has(execution.channel))) {
           window ??= this.replyWindow(execution.channelAccountId, execution.customerId);
           const account = await window;
           if (!account) throw new NodeFailure(ChannelErrorCodes.accountDeleted, 'The channel account this conversation replies through was deleted');

@@ -10,6 +10,7 @@ import { ExecutionEngine, MAX_STORED_DURATION_MS, storableDuration } from './exe
 import { NodeFailure, TransientNodeError, type NodeContext, type NodeHandler, type NodeOutcome } from './nodes/node-handler.js';
 import type { RunCommit, RunsRepository } from './runs.repository.js';
 import type { ChannelSendDispatcher } from './channels/channel-send.dispatcher.js';
+import type { RedisService } from '../redis/redis.service.js';
 
 /** A node type whose behaviour each test scripts: one function per attempt. */
 class ScriptedHandler implements NodeHandler {
@@ -63,11 +64,16 @@ function engineFor(nodes: { id: string; type: string; next?: string }[], handler
   const workflows = { getVersion: async () => ({ nodes }) } as unknown as WorkflowsService;
   const channels = Object.assign(new Map(), { fallback: new StoringChannelAdapter() });
   const config = new AppConfig(validateEnv({ NODE_RETRY_BASE_DELAY_MS: '1', LOG_LEVEL: 'silent', ...env }));
-  const sends = { dispatch: async () => undefined } as unknown as ChannelSendDispatcher;
-  const engine = new ExecutionEngine({} as DataSource, [handler], channels, workflows, runs, config, sends);
+  const dispatched: string[] = [];
+  const sends = { dispatch: async (ids: string[]) => void dispatched.push(...ids) } as unknown as ChannelSendDispatcher;
+  const published: [string, string][] = [];
+  const redis = { publish: async (channel: string, message: string) => void published.push([channel, message]) } as unknown as RedisService;
+  const engine = new ExecutionEngine({} as DataSource, [handler], channels, workflows, runs, config, sends, redis);
   return {
     engine,
     commits,
+    dispatched,
+    published,
     conflictOn: (index: number, then: WorkflowExecution) => {
       conflicts.add(index);
       afterConflict = then;
@@ -173,6 +179,32 @@ describe('ExecutionEngine.cancel', () => {
     const { engine, commits, conflictOn } = engineFor([{ id: 'a', type: 'scripted' }], new ScriptedHandler([completed]));
     conflictOn(0, execution({ status: 'success', completedAt: new Date() }));
     expect(await engine.cancel('e1')).toBe(false);
+    expect(commits).toHaveLength(1);
+  });
+});
+
+describe('ExecutionEngine: a phone call\'s execution (voice, answered in the provider\'s request)', () => {
+  it('stores its messages without a send or a reply window, and announces each commit; other runs announce nothing', async () => {
+    const voice = engineFor([{ id: 'a', type: 'scripted' }], new ScriptedHandler([completed]), {}, execution({ channel: 'voice', channelAccountId: 'acc1' }));
+    // The reply window would be read through the (absent) DataSource: reaching it fails the node.
+    expect(await voice.engine.run('e1')).toEqual({ status: 'success' });
+    expect(voice.commits[0].writes.messages).toMatchObject([{ content: 'done a', channelAccountId: 'acc1', queued: false }]);
+    expect(voice.dispatched).toEqual([]);
+    expect(voice.published).toEqual([['voice-runs', 'e1']]);
+
+    const chat = engineFor([{ id: 'a', type: 'scripted' }], new ScriptedHandler([completed]), {}, execution({ channel: 'whatsapp', channelAccountId: null }));
+    expect(await chat.engine.run('e1')).toEqual({ status: 'success' });
+    expect(chat.published).toEqual([]);
+  });
+
+  it('ends a running call with CALL_ENDED (the call status in the message), and leaves an ended one as it is', async () => {
+    const waiting = execution({ channel: 'voice', channelAccountId: 'acc1', waiting: true, state: { cursor: 'ask' } as ExecutionState });
+    const { engine, commits, published } = engineFor([{ id: 'ask', type: 'scripted' }], new ScriptedHandler([completed]), {}, waiting);
+    expect(await engine.endCall('e1', 'no-answer')).toBe(true);
+    expect(commits[0].execution).toMatchObject({ status: 'failed', waiting: false, error: { code: 'CALL_ENDED', node_id: 'ask' } });
+    expect(commits[0].execution.error?.message).toContain('no-answer');
+    expect(published).toEqual([['voice-runs', 'e1']]);
+    expect(await engine.endCall('e1', 'completed')).toBe(false);
     expect(commits).toHaveLength(1);
   });
 });

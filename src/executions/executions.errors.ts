@@ -20,6 +20,8 @@ export const ExecutionErrorCodes = {
   cancelled: 'EXECUTION_CANCELLED',
   /** Ended because a person took the customer's conversation over (POST /v1/customers/{id}/handoff). */
   handedOff: 'EXECUTION_HANDED_OFF',
+  /** A phone call's execution whose call ended (hung up, busy, no answer…) before the workflow did. */
+  callEnded: 'CALL_ENDED',
 } as const;
 
 /** POST .../retry of an execution that has not failed, or was already retried (at most one retry each). */

@@ -7,6 +7,7 @@ import { Batcher } from '../common/batcher.js';
 import { ExecutionErrorCodes } from './executions.errors.js';
 import { EXECUTIONS_QUEUE, ExecutionJobs, type RunJob } from './executions.queue.js';
 import type { FireInput, FireResult } from './fire.types.js';
+import type { ExecutionStatus } from './entities/workflow-execution.entity.js';
 import { SqlStatement } from '../database/sql-statement.js';
 import { RedisUnavailableError, withRedisDeadline } from '../redis/redis-errors.js';
 import { uuidv7 } from '../common/ids/uuid-v7.js';
@@ -274,8 +275,38 @@ export class ExecutionsService {
     }
   }
 
+  /**
+   * Where an execution stands for a phone call's next turn (the channels module's TwiML): its status,
+   * whether it waits for the customer with no reply left to read (so a turn may be answered), and the
+   * outbound messages it committed after `after` (a message's created_at as given back here, or null
+   * for all), in conversation order. Null when the execution does not exist in the organization.
+   */
+  async conversationTurn(organizationId: string, executionId: string, after: string | null): Promise<ConversationTurn | null> {
+    const [row] = (await this.dataSource.query(
+      `SELECT e.status, e.waiting,
+              EXISTS (SELECT 1 FROM messages m WHERE m.execution_id = e.id AND m.direction = 'inbound' AND m.consumed_at IS NULL) AS replies_pending,
+              COALESCE((SELECT json_agg(json_build_object('content', m.content, 'at', m.created_at) ORDER BY m.created_at, m.id)
+                          FROM messages m
+                         WHERE m.execution_id = e.id AND m.direction = 'outbound' AND ($3::timestamptz IS NULL OR m.created_at > $3::timestamptz)), '[]'::json) AS said
+         FROM workflow_executions e
+        WHERE e.id = $1 AND e.organization_id = $2`,
+      [executionId, organizationId, after],
+    )) as { status: ExecutionStatus; waiting: boolean; replies_pending: boolean; said: { content: string; at: string }[] }[];
+    if (!row) return null;
+    return { status: row.status, awaitsCustomer: row.status === 'running' && row.waiting && !row.replies_pending, said: row.said };
+  }
+
   /** How many runs wait for Redis to be queued (tests, metrics). */
   get unqueuedCount(): number {
     return this.unqueued.size;
   }
+}
+
+/** See ExecutionsService.conversationTurn. */
+export interface ConversationTurn {
+  status: ExecutionStatus;
+  /** Running, waiting for the customer, and every reply routed to it already read by a run. */
+  awaitsCustomer: boolean;
+  /** Outbound messages after the given time, oldest first; `at` is their created_at, to pass back as `after`. */
+  said: { content: string; at: string }[];
 }

@@ -24,6 +24,8 @@ export interface OutboundMessageRecord {
   channelAccountId: string | null;
   /** `template`: a WhatsApp template outside the reply window (in metadata.template). */
   kind: 'text' | 'template';
+  /** Handed to the channels module's sender with the commit (an account, and a channel whose messages are sent, not spoken in a call). */
+  queued: boolean;
   metadata: Record<string, unknown>;
 }
 

@@ -77,15 +77,16 @@ const COMMIT = new SqlStatement<{ id: string }>(
   ), outbound AS (
     SELECT m.*, e.workflow_id, e.started_at, (SELECT at FROM clock) + m.ord * interval '1 microsecond' AS at
       FROM jsonb_to_recordset($3::jsonb) AS m(execution_id uuid, id uuid, organization_id uuid, customer_id uuid, channel varchar,
-                                               content text, node_id varchar, ord int, channel_account_id uuid, kind varchar, metadata jsonb)
+                                               content text, node_id varchar, ord int, channel_account_id uuid, kind varchar, metadata jsonb, queued boolean)
       JOIN execution e ON e.id = m.execution_id
   ), sent AS (
     INSERT INTO messages (id, organization_id, customer_id, channel, direction, content, execution_id, node_id, created_at, channel_account_id, metadata)
     SELECT id, organization_id, customer_id, channel, 'outbound', content, execution_id, node_id, at, channel_account_id, metadata FROM outbound
   ), deliveries AS (
-    -- A message through a channel account is queued for the sender (ChannelSendDispatcher, after the commit).
+    -- A message through a channel account is queued for the sender (ChannelSendDispatcher, after the commit),
+    -- unless its channel speaks it in the answer to a call (answered-channels.ts).
     ${queueDeliveries(`SELECT id AS message_id, organization_id, channel_account_id, customer_id, execution_id, workflow_id, channel, started_at, kind, at AS queued_at
-                         FROM outbound WHERE channel_account_id IS NOT NULL`)}
+                         FROM outbound WHERE queued`)}
   ), consumed AS (
     UPDATE messages m SET consumed_at = now()
       FROM jsonb_to_recordset($4::jsonb) AS c(execution_id uuid, id uuid)
@@ -245,6 +246,7 @@ export class RunsRepository {
           channel_account_id: m.channelAccountId,
           kind: m.kind,
           metadata: m.metadata,
+          queued: m.queued,
         }),
       );
       for (const id of writes.consumed) consumed.push({ execution_id: e.id, id });

@@ -45,7 +45,7 @@ interface Document {
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-const PUBLIC_PATHS = /^\/($|health\/|pet\b|v1\/hooks\/|v1\/channel-accounts\/\{account_id\}\/webhook$|oauth\/|\.well-known\/)/;
+const PUBLIC_PATHS = /^\/($|health\/|pet\b|v1\/hooks\/|v1\/channel-accounts\/\{account_id\}\/(webhook|voice)$|oauth\/|\.well-known\/)/;
 /** The OAuth endpoints answer RFC 6749's error shape (docs/API.md, "OAuth 2.0"). */
 const OAUTH_PATHS = /^\/(oauth|\.well-known)\//;
 const run = promisify(execFile);
@@ -210,7 +210,7 @@ describe('OpenAPI document', () => {
     let limited = 0;
     for (const { path, where, op } of operations()) {
       // Exempt: probes and inbound webhooks, triggers' and providers' (whose own 429 is documented by the route).
-      if (/^\/(health|v1\/hooks)\b/.test(path) || /^\/v1\/channel-accounts\/\{account_id\}\/webhook$/.test(path)) continue;
+      if (/^\/(health|v1\/hooks)\b/.test(path) || /^\/v1\/channel-accounts\/\{account_id\}\/(webhook|voice)$/.test(path)) continue;
       limited += 1;
       const responses = op.responses as Record<string, { headers?: Record<string, { $ref?: string }> }>;
       if (!responses['429']) problems.push(`${where}: no 429`);

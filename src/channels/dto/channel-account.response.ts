@@ -5,6 +5,8 @@ import type { ChannelAccount } from '../entities/channel-account.entity.js';
 export class ChannelAccountSettingsResponse {
   @ApiPropertyOptional({ format: 'uuid' }) workflow_id?: string;
   @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 10_000, description: 'Messages of one customer within this many ms after the first are handled as one turn' }) burst_window_ms?: number;
+  @ApiPropertyOptional({ description: 'Voice accounts: the voice calls are spoken with (TwiML <Say voice>)', example: 'Polly.Joanna' }) voice?: string;
+  @ApiPropertyOptional({ description: 'Voice accounts: the language calls are spoken and heard in', example: 'en-US' }) language?: string;
 }
 
 /** An account as clients see it: which credentials are set, never their values. */
@@ -34,6 +36,8 @@ export class ChannelAccountResponse {
       settings: {
         ...(account.settings.workflow_id ? { workflow_id: account.settings.workflow_id } : {}),
         ...(account.settings.burst_window_ms ? { burst_window_ms: account.settings.burst_window_ms } : {}),
+        ...(account.settings.voice ? { voice: account.settings.voice } : {}),
+        ...(account.settings.language ? { language: account.settings.language } : {}),
       },
       created_at: isoTime(account.createdAt),
       updated_at: isoTime(account.updatedAt),

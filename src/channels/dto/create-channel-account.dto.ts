@@ -14,9 +14,15 @@ export const CREDENTIALS_SCHEMA = {
 export const SETTINGS_SCHEMA = {
   type: 'object',
   description:
-    'workflow_id: the workflow a conversation starts when no trigger matches (a workflow of the organization, or null to clear it); ' +
-    "burst_window_ms: a customer's messages within this many ms after the first are handled as one turn (0..10000, 0 or absent: off)",
-  properties: { workflow_id: { type: 'string', format: 'uuid', nullable: true }, burst_window_ms: { type: 'integer', minimum: 0, maximum: 10_000 } },
+    'workflow_id: the workflow a conversation (or a call) starts when no trigger matches (a workflow of the organization, or null to clear it). ' +
+    "Message accounts only: burst_window_ms, a customer's messages within this many ms after the first are handled as one turn (0..10000, 0 or absent: off). " +
+    "Voice accounts only: voice (a Twilio <Say> voice such as alice or Polly.Joanna) and language (such as en-US); unset or null, Twilio's defaults apply",
+  properties: {
+    workflow_id: { type: 'string', format: 'uuid', nullable: true },
+    burst_window_ms: { type: 'integer', minimum: 0, maximum: 10_000 },
+    voice: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9._-]{0,63}$', nullable: true },
+    language: { type: 'string', pattern: '^[a-zA-Z]{2,3}(-[A-Za-z0-9]{2,8}){0,2}$', nullable: true },
+  },
   additionalProperties: false,
 } as const;
 

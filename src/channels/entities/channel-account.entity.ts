@@ -6,6 +6,10 @@ export interface ChannelAccountSettings {
   workflow_id?: string;
   /** Messages of one customer within this many ms after the first are handled as one turn (docs/channels.md, "Bursts"); absent or 0: off. */
   burst_window_ms?: number;
+  /** Voice accounts: the `<Say>` voice (Twilio's default when unset). */
+  voice?: string;
+  /** Voice accounts: the language spoken and recognised (Twilio's default, en-US, when unset). */
+  language?: string;
 }
 
 /**

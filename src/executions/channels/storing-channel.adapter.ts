@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { RunWrites } from '../run-writes.js';
 import type { ChannelAdapter, OutboundMessage } from './channel-adapter.js';
 import { uuidv7 } from '../../common/ids/uuid-v7.js';
+import { ANSWERED_CHANNELS } from './answered-channels.js';
 
 /** The built-in adapter: stores the outbound message and emits `message.sent` for connectors. */
 @Injectable()
@@ -18,6 +19,7 @@ export class StoringChannelAdapter implements ChannelAdapter {
       nodeId: out.nodeId,
       channelAccountId: out.channelAccountId,
       kind: out.template ? 'template' : 'text',
+      queued: out.channelAccountId !== null && !ANSWERED_CHANNELS.has(out.channel),
       metadata: out.template ? { template: out.template } : {},
     });
     writes.events.push({
