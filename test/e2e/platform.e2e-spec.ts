@@ -246,7 +246,7 @@ describe('common layer and operations', () => {
     };
     const METHODS = ['get', 'post', 'put', 'delete', 'patch'];
     // Routes under /v1 that take no bearer credential by design (inbound webhooks are signed instead; docs/API.md, "Inbound endpoints").
-    const BEARERLESS_V1 = /^\/v1\/(hooks\/|channel-accounts\/\{account_id\}\/webhook$)/;
+    const BEARERLESS_V1 = /^\/v1\/(hooks\/|channel-accounts\/\{account_id\}\/(webhook|voice)$)/;
     let doc: OpenApi;
 
     beforeAll(async () => {
