@@ -10,6 +10,11 @@
 //   closed loop: BENCH_EXECUTIONS_CONNECTIONS callers, each placing its next call once its last one hung up.
 //   Turns answered per second in the window (a turn = one call request answered with the expected TwiML) and the
 //   TwiML answer latency (request sent -> answer read) p50/p99; calls completed per second beside them.
+//   open loop at half that rate: calls started at a fixed pace (half the closed loop's turns/s, so two turns a call
+//   offer that many turns/s), each turn timed from when it was due (a call's first turn from its scheduled start,
+//   its second from when the first was answered), whatever the service does: TwiML answer latency p99, target
+//   < 500 ms.
+//   turns/s against the executions scenario's executions/s when both ran in this invocation (target >= 0.5).
 //   Correctness over the run: every answer as expected (no hold, no error), every execution successful, one per call.
 import twilio from 'twilio';
 import pg from 'pg';
@@ -24,6 +29,9 @@ const CREDENTIALS = { account_sid: `AC${'b2'.repeat(16)}`, auth_token: AUTH_TOKE
 const GREETING = 'Welcome to the bench line.';
 const QUESTION = 'What is your name?';
 const GOODBYE = 'Thank you, goodbye.';
+
+const TARGET_RATIO_TO_EXECUTIONS = 0.5;
+const TARGET_P99_MS = 500;
 
 const ms = (v) => (v === null || v === undefined ? null : round(v, 1));
 
@@ -73,12 +81,12 @@ export default {
     const problems = [];
 
     /** One whole call; each answered turn recorded with its latency and when it ended. */
-    async function call(phase) {
+    async function call(phase, dueAt = performance.now()) {
       const n = calls++;
       const sid = `CA${n.toString(16).padStart(32, '0')}`;
       const from = `+1555${String(1_000_000 + n).slice(-7)}`;
       const base = { AccountSid: CREDENTIALS.account_sid, CallSid: sid, From: from, To: CREDENTIALS.phone_number, Direction: 'inbound' };
-      let t0 = performance.now();
+      let t0 = dueAt;
       const first = await turn(api.url, voicePath, { ...base, CallStatus: 'ringing' });
       turns.push({ phase, ms: performance.now() - t0, at: Date.now() });
       const action = /<Gather [^>]*action="([^"]+)"/.exec(first)?.[1];
@@ -130,6 +138,45 @@ export default {
     const turnsPerS = round(measured.length / windowS, 1);
     const cpu = atStart ? cpuBetween(atStart, atEnd) : null;
 
+    // Open loop at half the closed loop's rate: a call started every 2/rate s (two turns each), on schedule whatever
+    // the answers do; the first turn timed from when it was due.
+    const rate = Math.max(1, Math.round(turnsPerS / 2));
+    const openStart = Date.now() + ctx.config.warmupS * 1000;
+    const openEnd = openStart + ctx.config.durationS * 1000;
+    const inFlight = [];
+    let openErrors = 0;
+    {
+      const t0 = performance.now();
+      const intervalMs = 2000 / rate;
+      const totalMs = (ctx.config.warmupS + ctx.config.durationS) * 1000;
+      for (let i = 0; i * intervalMs < totalMs; i++) {
+        const dueAt = t0 + i * intervalMs;
+        const wait = dueAt - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        const phase = Date.now() < openStart ? 'open-warmup' : 'open';
+        inFlight.push(
+          call(phase, dueAt).catch((error) => {
+            openErrors += 1;
+            if (openErrors <= 3) problems.push(String(error).slice(0, 300));
+          }),
+        );
+      }
+      await Promise.all(inFlight);
+    }
+    const openLatencies = turns.filter((t) => t.phase === 'open' && t.at < openEnd + 15_000).map((t) => t.ms);
+    const openP99 = quantile(openLatencies, 0.99);
+    console.log(
+      `  open loop at ${rate} turns/s offered (${rate / 2} calls/s; half the closed loop's ${turnsPerS}/s): ${openLatencies.length} turns, ` +
+        `TwiML answer p50 ${ms(quantile(openLatencies, 0.5))} ms, p99 ${ms(openP99)} ms (target < ${TARGET_P99_MS} ms), ${openErrors} failed calls`,
+    );
+    const executionsRun = ctx.shared.executions ?? null;
+    const ratio = executionsRun?.executions_per_s > 0 ? round(turnsPerS / executionsRun.executions_per_s, 2) : null;
+    console.log(
+      executionsRun
+        ? `  turns/s / executions/s (same invocation): ${turnsPerS} / ${executionsRun.executions_per_s} = ${ratio} (target >= ${TARGET_RATIO_TO_EXECUTIONS})`
+        : '  turns/s against executions/s: the executions scenario did not run in this invocation (BENCH_SCENARIOS=executions,voice)',
+    );
+
     const db = new pg.Client({ connectionString: ctx.databaseUrl });
     await db.connect();
     let service;
@@ -176,7 +223,24 @@ export default {
           worker_concurrency: WORKER_CONCURRENCY,
           service_check: service,
         },
-        note: 'each turn waits for a run in the worker process; no target yet',
+        ...(executionsRun ? { baseline: { name: 'executions/s (same run)', requests_per_s: executionsRun.executions_per_s }, target_ratio: TARGET_RATIO_TO_EXECUTIONS } : {}),
+        note: `each turn waits for a run in the worker process; ${executionsRun ? `ratio ${ratio} to executions/s of this run` : 'executions not run: no ratio'}`,
+      },
+      {
+        name: `TwiML answer latency at ${rate} turns/s offered (open loop, half the closed loop's rate)`,
+        measurement: {
+          requests_per_s: round(openLatencies.length / ctx.config.durationS, 1),
+          offered_per_s: rate,
+          requests_total: openLatencies.length,
+          p50_ms: ms(quantile(openLatencies, 0.5)),
+          p95_ms: ms(quantile(openLatencies, 0.95)),
+          p99_ms: ms(openP99),
+          errors: openErrors,
+          non_2xx: 0,
+          duration_s: ctx.config.durationS,
+        },
+        max_p99_ms: TARGET_P99_MS,
+        note: 'first turn of a call timed from its scheduled start, second from the first answer',
       },
     ];
   },
