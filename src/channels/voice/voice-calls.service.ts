@@ -108,8 +108,9 @@ export class VoiceCallsService {
   private async callComesIn(call: CallRequest, params: URLSearchParams): Promise<string> {
     const caller = params.get('From') ?? '';
     if (caller === '' || caller.length > 64) throw new VoiceRequestError('From is missing or too long', 'From');
-    const { row, mayStart } = await this.openCall(call.account, call.callSid, caller);
-    const [answered] = await this.turns(row.id, [0]);
+    const { row, mayStart, created } = await this.openCall(call.account, call.callSid, caller);
+    // A call this request created has no answer yet; otherwise another request may have answered turn 0.
+    const [answered] = created ? [] : await this.turns(row.id, [0]);
     if (answered?.twiml) return answered.twiml;
     let executionId = row.executionId;
     if (executionId === null) {
@@ -124,9 +125,10 @@ export class VoiceCallsService {
   /** Turn N ≥ 1: the caller's answer to turn N-1's question (SpeechResult or Digits), or silence. */
   private async callerAnswers(call: CallRequest, turn: number, params: URLSearchParams): Promise<string> {
     const hangup = buildTwiml({ say: [], hangup: true }, call.speech);
-    const row = await this.findCall(call.account, call.callSid);
-    if (!row || row.executionId === null) return hangup;
-    const turns = await this.turns(row.id, [turn - 1, turn]);
+    const found = await this.findCallWithTurns(call.account, call.callSid, [turn - 1, turn]);
+    const executionId = found?.row.executionId;
+    if (!found || !executionId) return hangup;
+    const { row, turns } = found;
     const previous = turns.find((t) => t.turn === turn - 1);
     const current = turns.find((t) => t.turn === turn);
     if (current?.twiml) return current.twiml;
@@ -136,13 +138,14 @@ export class VoiceCallsService {
     // Silence: the Gather's Redirect comes here without an answer; the question is asked again.
     if (!current && input === '') return buildTwiml({ say: [], gather: { prompt: previous.prompt, action: this.turnUrl(call.account, turn) } }, call.speech);
     const delivery = await this.claimDelivery(row.id, turn, input === '' ? null : input);
-    if (delivery) {
+    if (!delivery) return this.settle(call, { ...row, executionId }, turn, previous.said_until);
+    // This request hands the input over, once its wait is registered: the run it causes cannot be missed.
+    return this.settle(call, { ...row, executionId }, turn, previous.said_until, async () => {
       await this.deliver(call, row, turn, delivery.input, params);
       await this.dataSource.query(`UPDATE voice_call_turns SET delivered = true WHERE call_id = $1 AND turn = $2`, [row.id, turn]);
       // Wakes the other requests of this turn (a twin from Twilio, in this process or another).
-      this.waiter.announce(row.executionId);
-    }
-    return this.settle(call, { ...row, executionId: row.executionId }, turn, previous.said_until);
+      this.waiter.announce(executionId);
+    });
   }
 
   /**
@@ -197,19 +200,21 @@ export class VoiceCallsService {
    * VOICE_ANSWER_TIMEOUT), then answers the turn with what it said since the previous turn, and keeps
    * the answer. Still running at the timeout: the caller is asked to hold and Twilio comes back here.
    */
-  private async settle(call: CallRequest, row: Call & { executionId: string }, turn: number, since: string | null): Promise<string> {
+  private async settle(call: CallRequest, row: Call & { executionId: string }, turn: number, since: string | null, handOver?: () => Promise<void>): Promise<string> {
     let state: ConversationTurn | 'gone' | null = null;
     try {
       state = await this.waiter.until(
         row.executionId,
         async () => {
-          // Until the caller's input is handed over, the execution still waits for it and nothing is ready.
-          if (turn > 0 && !(await this.delivered(row.id, turn))) return null;
+          // Until the caller's input is handed over, the execution still waits for it and nothing is ready
+          // (known without a read when this request handed it over).
+          if (turn > 0 && !handOver && !(await this.delivered(row.id, turn))) return null;
           const read = await this.executions.conversationTurn(call.account.organizationId, row.executionId, since);
           if (!read) return 'gone' as const;
           return read.status !== 'running' || read.awaitsCustomer ? read : null;
         },
         this.config.channels.voiceAnswerTimeoutMs,
+        handOver,
       );
     } catch (error) {
       // A signed request is never answered 5xx: the caller holds and Twilio asks again.
@@ -249,7 +254,7 @@ export class VoiceCallsService {
    * The call's row, created with its turn 0 on the first request. `mayStart`: this request starts its
    * workflow (it created the row, or took over a start left unfinished past START_LEASE_SECONDS).
    */
-  private async openCall(account: ChannelAccount, callSid: string, caller: string): Promise<{ row: Call; mayStart: boolean }> {
+  private async openCall(account: ChannelAccount, callSid: string, caller: string): Promise<{ row: Call; mayStart: boolean; created: boolean }> {
     const [created] = (await this.dataSource.query(
       `WITH c AS (
          INSERT INTO voice_calls (id, organization_id, channel_account_id, call_sid, caller) VALUES ($1, $2, $3, $4, $5)
@@ -261,7 +266,7 @@ export class VoiceCallsService {
        SELECT id, caller, execution_id FROM c`,
       [uuidv7(), account.organizationId, account.id, callSid, caller],
     )) as CallRow[];
-    if (created) return { row: toCall(created), mayStart: true };
+    if (created) return { row: toCall(created), mayStart: true, created: true };
     const [takenOver] = updated<CallRow>(await this.dataSource.query(
       `UPDATE voice_calls SET claimed_at = now()
         WHERE channel_account_id = $1 AND organization_id = $2 AND call_sid = $3 AND execution_id IS NULL
@@ -269,10 +274,10 @@ export class VoiceCallsService {
        RETURNING id, caller, execution_id`,
       [account.id, account.organizationId, callSid, START_LEASE_SECONDS],
     ));
-    if (takenOver) return { row: toCall(takenOver), mayStart: true };
+    if (takenOver) return { row: toCall(takenOver), mayStart: true, created: false };
     const row = await this.findCall(account, callSid);
     if (!row) throw new ChannelAccountNotFoundError();
-    return { row, mayStart: false };
+    return { row, mayStart: false, created: false };
   }
 
   private async findCall(account: ChannelAccount, callSid: string): Promise<Call | null> {
@@ -281,6 +286,18 @@ export class VoiceCallsService {
       [account.id, account.organizationId, callSid],
     )) as CallRow[];
     return row ? toCall(row) : null;
+  }
+
+  /** The call's row and the given turns' rows, in one read. */
+  private async findCallWithTurns(account: ChannelAccount, callSid: string, turns: number[]): Promise<{ row: Call; turns: TurnRow[] } | null> {
+    const [row] = (await this.dataSource.query(
+      `SELECT c.id, c.caller, c.execution_id,
+              COALESCE((SELECT json_agg(json_build_object('turn', t.turn, 'input', t.input, 'twiml', t.twiml, 'prompt', t.prompt, 'said_until', t.said_until::text))
+                          FROM voice_call_turns t WHERE t.call_id = c.id AND t.turn = ANY ($4::int[])), '[]'::json) AS turns
+         FROM voice_calls c WHERE c.channel_account_id = $1 AND c.organization_id = $2 AND c.call_sid = $3`,
+      [account.id, account.organizationId, callSid, turns.filter((t) => t >= 0)],
+    )) as (CallRow & { turns: TurnRow[] })[];
+    return row ? { row: toCall(row), turns: row.turns } : null;
   }
 
   private async turns(callId: string, turns: number[]): Promise<TurnRow[]> {

@@ -19,18 +19,27 @@ export class VoiceTurnWaiter {
 
   /**
    * `read()` until it gives a value, reading again after each announced run of the execution; null
-   * when `timeoutMs` passes first.
+   * when `timeoutMs` passes first. `cause`, when given, is what makes the next run happen (handing the
+   * caller's input over): it is done once the wait is registered, so its run's announcement cannot be
+   * missed, and the first read is left out (nothing can be ready before that run).
    */
-  async until<T>(executionId: string, read: () => Promise<T | null>, timeoutMs: number): Promise<T | null> {
+  async until<T>(executionId: string, read: () => Promise<T | null>, timeoutMs: number, cause?: () => Promise<void>): Promise<T | null> {
     await this.subscribe();
     const deadline = Date.now() + timeoutMs;
+    let pending = cause;
     for (;;) {
       let wake!: () => void;
       const woken = new Promise<void>((resolve) => (wake = resolve));
       this.register(executionId, wake);
       try {
-        const value = await read();
-        if (value !== null) return value;
+        if (pending) {
+          const first = pending;
+          pending = undefined;
+          await first();
+        } else {
+          const value = await read();
+          if (value !== null) return value;
+        }
         const left = deadline - Date.now();
         if (left <= 0) return null;
         let timer: NodeJS.Timeout | undefined;
