@@ -16,6 +16,7 @@
 //   < 500 ms.
 //   turns/s against the executions scenario's executions/s when both ran in this invocation (target >= 0.5).
 //   Correctness over the run: every answer as expected (no hold, no error), every execution successful, one per call.
+import http from 'node:http';
 import twilio from 'twilio';
 import pg from 'pg';
 import { performance } from 'node:perf_hooks';
@@ -35,18 +36,39 @@ const TARGET_P99_MS = 500;
 
 const ms = (v) => (v === null || v === undefined ? null : round(v, 1));
 
-/** One signed call request; resolves to the TwiML text (throws on a non-200). */
-async function turn(apiUrl, path, params) {
+// One keep-alive agent: the load generator's own cost per request stays small (fetch cost about 1.8 ms of the
+// machine's CPU per turn, all of it counted in the figures).
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+/** One signed call request; resolves to the TwiML text (throws on a non-200 or after 15 s). */
+function turn(apiUrl, path, params) {
   const signature = twilio.getExpectedTwilioSignature(AUTH_TOKEN, `${PUBLIC_BASE_URL}${path}`, params);
-  const res = await fetch(`${apiUrl}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature },
-    body: new URLSearchParams(params).toString(),
-    signal: AbortSignal.timeout(15_000),
+  const body = new URLSearchParams(params).toString();
+  const url = new URL(path, apiUrl);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        timeout: 15_000,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body), 'x-twilio-signature': signature },
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode !== 200) reject(new Error(`POST ${path} answered ${res.statusCode}: ${text.slice(0, 300)}`));
+          else resolve(text);
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`POST ${path}: no answer within 15 s`)));
+    req.on('error', reject);
+    req.end(body);
   });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`POST ${path} answered ${res.status}: ${text.slice(0, 300)}`);
-  return text;
 }
 
 export default {
