@@ -6,7 +6,7 @@ import type { WorkflowExecution } from '../executions/entities/workflow-executio
 import { countWebhookResponse, webhookResponses } from '../webhooks/webhooks.metrics.js';
 
 /** The counter's value per label set, as `a=x,b=y` keys. */
-async function values(metric: { get(): Promise<{ values: { labels: Record<string, string | number>; value: number }[] }> }): Promise<Map<string, number>> {
+async function values(metric: { get(): Promise<{ values: { labels: Partial<Record<string, string | number>>; value: number }[] }> }): Promise<Map<string, number>> {
   const { values } = await metric.get();
   return new Map(values.map((v) => [Object.entries(v.labels).sort().map(([k, l]) => `${k}=${l}`).join(','), v.value]));
 }

@@ -13,18 +13,21 @@ export interface ScrapeSnapshot {
   };
 }
 
-let source: (() => Promise<ScrapeSnapshot>) | undefined;
+/** The readers of the processes' apps, newest last (tests run several apps in one process; one each otherwise). */
+const sources: (() => Promise<ScrapeSnapshot>)[] = [];
 
-/** Where the gauges read from (the process's MetricsCollector); undefined: no values. Returns a function that unsets it if still this one. */
+/** Where the gauges read from (the app's MetricsCollector). Returns the function that removes it again. */
 export function setScrapeSource(read: () => Promise<ScrapeSnapshot>): () => void {
-  source = read;
+  sources.push(read);
   return () => {
-    if (source === read) source = undefined;
+    const at = sources.indexOf(read);
+    if (at >= 0) sources.splice(at, 1);
   };
 }
 
 async function snapshot(): Promise<ScrapeSnapshot> {
-  return source ? source() : {};
+  const read = sources.at(-1);
+  return read ? read() : {};
 }
 
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
