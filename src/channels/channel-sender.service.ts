@@ -15,6 +15,7 @@ import { ChannelErrorCodes } from './channels.errors.js';
 import { ProviderSendError, type OutboundContent } from './providers/provider-connector.js';
 import { connectorFor } from './providers/provider-connectors.js';
 import { deliveryEventData } from './channels.sql.js';
+import { countProviderSend } from './channels.metrics.js';
 
 /**
  * Sends resumed after an attempt that may have reached the provider: the worker died (or its lease ran
@@ -257,10 +258,12 @@ export class ChannelSender {
         content,
         timeoutMs: this.config.channels.sendTimeoutMs,
       });
+      countProviderSend(account.provider);
       const rows = (await this.dataSource.query(ACCEPTED, [messageId, providerMessageId, leaseSeconds(this.config), claimNext])) as NextRow[];
       return { outcome: 'sent', next: nextOf(rows) };
     } catch (error) {
       if (!(error instanceof ProviderSendError)) throw error;
+      countProviderSend(account.provider, error);
       const { code, title, retryAfterMs } = error.details;
       if (error.retryable && claim.attempts < SEND_ATTEMPTS) {
         const delay = sendBackoffMs(claim.attempts, retryAfterMs);

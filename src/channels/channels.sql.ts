@@ -59,3 +59,12 @@ export function deliveryEventData(f: DeliveryEventFields): string {
                             'timestamp', to_char(${f.at} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
          || CASE WHEN ${f.error} IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', ${f.error}) END`;
 }
+
+/**
+ * Sends not settled yet over every account (queued, or being sent; `sends`) and the age in seconds of
+ * the oldest (`oldest_seconds`, null without any), read at scrape time (`/metrics`): the realtime
+ * view's per-account backlog (src/analytics/realtime.repository.ts) summed, by the same partial index
+ * of pending sends (idx_message_deliveries_pending), so settled sends are never read.
+ */
+export const SEND_BACKLOG = `SELECT count(*)::float8 AS sends, EXTRACT(EPOCH FROM clock_timestamp() - min(queued_at))::float8 AS oldest_seconds
+    FROM message_deliveries WHERE status IN ('queued', 'sending')`;

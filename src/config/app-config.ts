@@ -21,6 +21,8 @@ export class AppConfig {
   readonly tokenSigningKeys: string[];
   /** Express's `trust proxy` (TRUST_PROXY): false, a hop count, or trusted proxy addresses and ranges. */
   readonly trustProxy: TrustProxy;
+  /** Who may scrape `/metrics`: METRICS_TOKEN (a bearer token) and whether NODE_ENV is production (then loopback only without a token). */
+  readonly metrics: { token?: string; production: boolean };
   readonly oauthLogin: { attemptsPerIp: number; attemptsPerEmail: number; windowSeconds: number };
   readonly webhookAllowPrivateTargets: boolean;
   readonly rateLimitsEnabled: boolean;
@@ -94,6 +96,7 @@ export class AppConfig {
     this.redisKeyPrefix = env.REDIS_KEY_PREFIX;
     this.role = env.APP_ROLE;
     this.workerHealthPort = env.WORKER_HEALTH_PORT;
+    this.metrics = { token: env.METRICS_TOKEN, production: env.NODE_ENV === 'production' };
     this.publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
     const origins = (env.CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
     // An origin as browsers send it: lower-case scheme and host, no trailing slash.

@@ -22,6 +22,7 @@ const SAMPLES: Record<string, string> = {
   NODE_ENV: 'production',
   APP_ROLE: 'worker',
   WORKER_HEALTH_PORT: '9090',
+  METRICS_TOKEN: 'm'.repeat(20),
   PUBLIC_BASE_URL: 'https://api.example.com',
   TRUST_PROXY: 'loopback',
   CORS_ORIGINS: 'https://app.example.com',

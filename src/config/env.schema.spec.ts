@@ -44,6 +44,8 @@ describe('validateEnv', () => {
     ['RATE_LIMITS_ENABLED', 'maybe'],
     ['LOG_LEVEL', 'loud'],
     ['BOOTSTRAP_API_KEY', 'short'],
+    ['METRICS_TOKEN', 'short'],
+    ['METRICS_TOKEN', `${'t'.repeat(20)} with spaces`],
     ['CONVERSATION_TIMEOUT', 'forever'],
     ['WORKER_CONCURRENCY', '0'],
     ['NODE_RETRY_ATTEMPTS', '0'],

@@ -73,6 +73,17 @@ export class EnvVars {
   @Max(65535, { message: 'WORKER_HEALTH_PORT must be an integer from 1 to 65535' })
   WORKER_HEALTH_PORT?: number;
 
+  /**
+   * Bearer token of `GET /metrics` (the API's, and the worker's on WORKER_HEALTH_PORT). Unset: no
+   * token; with NODE_ENV=production only loopback clients may then scrape.
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
+  @MaxLength(256, { message: 'METRICS_TOKEN must be at most 256 characters' })
+  @Matches(/^\S+$/, { message: 'METRICS_TOKEN must not contain spaces' })
+  METRICS_TOKEN?: string;
+
   @IsOptional()
   @IsString()
   @Matches(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, { message: 'PUBLIC_BASE_URL must be an http(s) URL' })

@@ -4,3 +4,9 @@
  * (organization_id, type, data).
  */
 export const INSERT_OUTBOX_EVENTS = 'INSERT INTO outbox_events (organization_id, type, data)';
+
+/**
+ * Seconds since the oldest unpublished event was written (null when none): the relay's lag, read at
+ * scrape time (`/metrics`). One probe of the partial index of unpublished events (idx_outbox_events_unpublished).
+ */
+export const OUTBOX_LAG_SECONDS = `SELECT EXTRACT(EPOCH FROM clock_timestamp() - min(occurred_at))::float8 FROM outbox_events WHERE published_at IS NULL`;

@@ -8,6 +8,7 @@ import type { RunWrites } from './run-writes.js';
 import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
 import { countWorkflowOutcomes } from '../workflows/workflows.sql.js';
 import { queueDeliveries } from '../channels/channels.sql.js';
+import { countFinished } from './executions.metrics.js';
 
 /** An execution as a run starts from it. */
 export interface LoadedExecution {
@@ -260,6 +261,8 @@ export class RunsRepository {
       JSON.stringify(events),
     ]);
     const ids = new Set(applied.map((r) => r.id));
+    // The executions this statement finished (their status is no longer running), for /metrics.
+    countFinished(runs.filter(({ execution }) => ids.has(execution.id)).map(({ execution }) => execution));
     return runs.map(({ execution }) => ids.has(execution.id));
   }
 }

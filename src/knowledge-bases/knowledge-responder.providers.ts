@@ -1,5 +1,6 @@
 import type { Provider } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
+import { timedResponder } from './knowledge-bases.metrics.js';
 import { KnowledgeIndexes } from './knowledge-indexes.js';
 import { KNOWLEDGE_RESPONDER, type KnowledgeResponder } from './knowledge-responder.js';
 import { BuiltinResponder } from './responders/builtin.responder.js';
@@ -14,5 +15,6 @@ const RESPONDERS: Record<AppConfig['ai']['provider'], (ai: AppConfig['ai'], inde
 export const knowledgeResponderProvider: Provider = {
   provide: KNOWLEDGE_RESPONDER,
   inject: [AppConfig, KnowledgeIndexes],
-  useFactory: (config: AppConfig, indexes: KnowledgeIndexes): KnowledgeResponder => RESPONDERS[config.ai.provider](config.ai, indexes),
+  useFactory: (config: AppConfig, indexes: KnowledgeIndexes): KnowledgeResponder =>
+    timedResponder(config.ai.provider, RESPONDERS[config.ai.provider](config.ai, indexes)),
 };

@@ -1,23 +1,21 @@
-import { Controller, Get, Header } from '@nestjs/common';
+import { Controller, Get, Header, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { collectDefaultMetrics } from 'prom-client';
 import { Public } from '../auth/decorators/access.decorators.js';
 import { NoRateLimit } from '../rate-limits/rate-limit.decorators.js';
+import { MetricsAccessGuard } from './metrics-access.guard.js';
 import { metricsRegistry } from './metrics.middleware.js';
 
-let defaultsCollected = false;
-
-/** Prometheus scrape endpoint: process metrics and HTTP timings. */
+/**
+ * Prometheus scrape endpoint: process metrics, HTTP timings, the service's counters and the
+ * scrape-time gauges (queues, outbox lag, backlogs). Public to the API's credentials; METRICS_TOKEN
+ * guards it (MetricsAccessGuard).
+ */
 @ApiExcludeController()
 @Public()
 @NoRateLimit('scrapes of the metrics collector')
+@UseGuards(MetricsAccessGuard)
 @Controller('metrics')
 export class MetricsController {
-  constructor() {
-    if (!defaultsCollected) collectDefaultMetrics({ register: metricsRegistry });
-    defaultsCollected = true;
-  }
-
   @Get()
   @Header('Content-Type', metricsRegistry.contentType)
   scrape(): Promise<string> {

@@ -10,7 +10,7 @@ import { deliveryHeaders, type DeliveryPayload } from './delivery/signing.js';
 import { Batcher } from '../common/batcher.js';
 import type { AttemptStatus } from './entities/webhook-delivery-attempt.entity.js';
 import type { Webhook } from './entities/webhook.entity.js';
-import { webhookAttempts, webhookAttemptSeconds, webhookRelayLagSeconds } from './webhooks.metrics.js';
+import { countWebhookResponse, webhookAttempts, webhookAttemptSeconds, webhookRelayLagSeconds } from './webhooks.metrics.js';
 import { isoTime } from '../common/iso-time.js';
 
 /** A delivery as an attempt reads it (raw row of webhook_deliveries). */
@@ -323,6 +323,7 @@ export class WebhookDeliveriesService {
     if (attempt === 1 && retries) webhookRelayLagSeconds.observe((attemptedAt.getTime() - new Date(delivery.event_timestamp).getTime()) / 1000);
     const result = await this.client.send(this.url(webhook.url), deliveryHeaders(secrets, delivery.id, delivery.event_type, body, attemptedAt), body);
     webhookAttemptSeconds.observe(result.responseTimeMs / 1000);
+    countWebhookResponse(result);
 
     const outcome = outcomeOf(result);
     let status: AttemptStatus = outcome === 'delivered' ? 'delivered' : 'failed';

@@ -1,12 +1,5 @@
-import { Counter, Histogram, register } from 'prom-client';
-
-function counter(name: string, help: string, labelNames: string[]): Counter<string> {
-  return (register.getSingleMetric(name) as Counter<string> | undefined) ?? new Counter({ name, help, labelNames });
-}
-
-function histogram(name: string, help: string, buckets: number[], labelNames: string[] = []): Histogram<string> {
-  return (register.getSingleMetric(name) as Histogram<string> | undefined) ?? new Histogram({ name, help, buckets, labelNames });
-}
+import { counter, histogram, statusClass } from '../metrics/metric-factory.js';
+import type { AttemptResult } from './delivery/outcome.js';
 
 /** Attempts by outcome: delivered, retrying, failed (incl. refused targets). */
 export const webhookAttempts = counter('webhook_delivery_attempts_total', 'Webhook delivery attempts by outcome', ['status']);
@@ -17,3 +10,12 @@ export const webhookRelayLagSeconds = histogram('webhook_relay_lag_seconds', 'Fr
 /** Outbox rows relayed, and deliveries they produced. */
 export const outboxRelayed = counter('webhook_outbox_relayed_total', 'Outbox events marked published by the relay', []);
 export const deliveriesCreated = counter('webhook_deliveries_created_total', 'Deliveries created by the relay', []);
+/**
+ * Attempts by what the receiver answered: 2xx, 3xx (redirects are not followed), 4xx, 5xx, timeout,
+ * network (no connection, TLS, DNS), refused (the target resolved to an address deliveries may not reach).
+ */
+export const webhookResponses = counter('webhook_delivery_responses_total', 'Webhook delivery attempts by status class of the answer', ['class']);
+
+export function countWebhookResponse(result: AttemptResult): void {
+  webhookResponses.inc({ class: result.refused ? 'refused' : statusClass(result.statusCode, result.timedOut) });
+}

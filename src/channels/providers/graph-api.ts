@@ -53,9 +53,9 @@ export async function postGraph(call: GraphPost, readId: (answer: unknown) => un
     );
   } catch (error) {
     if (error instanceof Error && error.name === 'TimeoutError') {
-      throw new ProviderSendError(`${call.provider} did not answer within ${call.timeoutMs} ms`, true);
+      throw new ProviderSendError(`${call.provider} did not answer within ${call.timeoutMs} ms`, true, { transport: 'timeout' });
     }
-    throw new ProviderSendError(`${call.provider} could not be reached (${networkReason(error)})`, true);
+    throw new ProviderSendError(`${call.provider} could not be reached (${networkReason(error)})`, true, { transport: 'network' });
   }
   const text = res.text;
 

@@ -39,7 +39,8 @@ export class ProviderSendError extends Error {
   constructor(
     message: string,
     readonly retryable: boolean,
-    readonly details: { httpStatus?: number; code?: string; title?: string; retryAfterMs?: number } = {},
+    /** `transport`: no answer came (timed out, or a network fault); absent when the provider answered or nothing was sent. */
+    readonly details: { httpStatus?: number; code?: string; title?: string; retryAfterMs?: number; transport?: 'timeout' | 'network' } = {},
   ) {
     super(message);
     this.name = 'ProviderSendError';

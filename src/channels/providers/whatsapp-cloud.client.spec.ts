@@ -159,6 +159,7 @@ describe('sendWhatsAppCloud', () => {
     const elapsed = performance.now() - started;
     expect(error.retryable).toBe(true);
     expect(error.message).toBe('WhatsApp did not answer within 200 ms');
+    expect(error.details).toEqual({ transport: 'timeout' });
     expect(elapsed).toBeGreaterThanOrEqual(190);
     expect(elapsed).toBeLessThan(1000);
   });
@@ -168,7 +169,8 @@ describe('sendWhatsAppCloud', () => {
     const error = await failure(sendWhatsAppCloud(request()));
     expect(error.retryable).toBe(true);
     expect(error.message).toMatch(/^WhatsApp could not be reached \(\w+\)$/);
-    expect(error.details).toEqual({});
+    // No answer, no provider code: only what the metrics class it by.
+    expect(error.details).toEqual({ transport: 'network' });
   });
 
   it('treats a refused connection as retryable', async () => {

@@ -173,7 +173,9 @@ export class DeliveryClient implements OnModuleDestroy {
         },
       );
       const timer = setTimeout(() => req.destroy(new AttemptTimeout(this.timeoutMs)), remaining);
-      req.on('error', (error: NodeJS.ErrnoException) => finish({ statusCode: null, error: describeError(error) }));
+      req.on('error', (error: NodeJS.ErrnoException) =>
+        finish({ statusCode: null, error: describeError(error), ...(error instanceof AttemptTimeout && { timedOut: true }) }),
+      );
       req.end(body);
     });
   }

@@ -9,6 +9,8 @@ export interface AttemptResult {
   retryAfterMs?: number;
   /** The target resolved to an address deliveries may not reach: failed, never retried. */
   refused?: boolean;
+  /** No answer within the delivery timeout (statusCode null). */
+  timedOut?: boolean;
 }
 
 export const MAX_RETRY_DELAY_MS = 30_000;
