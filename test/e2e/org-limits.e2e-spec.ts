@@ -168,13 +168,11 @@ describe('per-organization rate limits (org:limits)', { timeout: 120_000 }, () =
     expect(queryRunners).toBe(0);
   });
 
-  it('invalid input: a clear message and a non-zero exit, nothing stored', async () => {
+  // (Every rule of the figures: organization-limits.spec.ts; here, what the built CLI answers.)
+  it('invalid input: a clear message and a non-zero exit, nothing stored', { timeout: 180_000 }, async () => {
     const org = await createOrganization(t);
     for (const [flags, message] of [
       [['--per-credential', '0'], /--per-credential must be an integer from 1 to 100000000, or default \(got "0"\)/],
-      [['--read', 'abc'], /--read must be an integer/],
-      [['--write', '1.5'], /--write must be an integer/],
-      [['--delete', '1e5'], /--delete must be an integer/],
       [['--execution=-5'], /--execution must be an integer/],
       [['--analytics-export', '100000001'], /--analytics-export must be an integer from 1 to 100000000/],
       [['--hook', '5'], /Unknown option '--hook'/],
@@ -233,10 +231,9 @@ describe('per-organization rate limits (org:limits)', { timeout: 120_000 }, () =
     it('a change through the CLI is applied by every running API process at once (Redis message), its requests counted with it', async () => {
       const org = await createOrganization(t);
       for (const api of apis) expect(await perCredential(api, org)).toEqual({ value: PER_CREDENTIAL, source: 'default' });
-      const started = Date.now();
       await setLimits(t, org.id, '--per-credential', '6');
-      // Told through Redis: well within the periodic read's bound.
-      expect(await everyProcessShows(org, 6, started)).toBeLessThan(ORGANIZATION_LIMITS_REFRESH_MS);
+      // Told through Redis (published as the CLI ends): well within the periodic read's bound.
+      expect(await everyProcessShows(org, 6, Date.now())).toBeLessThan(ORGANIZATION_LIMITS_REFRESH_MS / 2);
       // Both processes count the one allowance of the credential with the override (6: 3 each, the 7th refused).
       const statuses: number[] = [];
       const limits = new Set<string>();
