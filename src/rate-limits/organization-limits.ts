@@ -100,6 +100,7 @@ export class OrganizationLimits implements OnModuleInit, OnApplicationShutdown {
   private timer?: NodeJS.Timeout;
   private loading?: Promise<void>;
   private again = false;
+  private failing = false;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -155,9 +156,12 @@ export class OrganizationLimits implements OnModuleInit, OnApplicationShutdown {
         if (overrides) next.set(row.organization_id, overrides);
       }
       this.overrides = next;
+      if (this.failing) this.logger.log("The organizations' rate limits are read again");
+      this.failing = false;
     } catch (error) {
-      // The last table read stays in force.
-      this.logger.warn(`Could not read the organizations' rate limits; the last ones read apply: ${(error as Error).message}`);
+      // The last table read stays in force; an outage is logged once.
+      if (!this.failing) this.logger.warn(`Could not read the organizations' rate limits; the last ones read apply: ${(error as Error).message}`);
+      this.failing = true;
     }
   }
 }
