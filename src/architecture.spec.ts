@@ -30,7 +30,8 @@ const where = (file: string) => relative(SRC, file);
  * rollups are the executions module's (folded from the change logs, which the rollups module owns;
  * the execution-metrics module reads them), the customer sketches the execution-metrics module's
  * (it alone folds and reads them); the analytics rollups and the report and export files are analytics';
- * message bursts are the customers module's, with the messages they hold.
+ * message bursts are the customers module's, with the messages they hold; an organization's rate-limit
+ * overrides are the rate-limits module's.
  */
 const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   workflow_execution_hours: 'executions',
@@ -67,6 +68,8 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   message_bursts: 'customers',
   voice_calls: 'channels',
   voice_call_turns: 'channels',
+  // An organization's overrides of the request limits (the CLI's org:limits), held in memory by the throttler.
+  organization_limits: 'rate-limits',
 };
 
 /**

@@ -16,12 +16,16 @@ import { ConfigModule } from './config/config.module.js';
 import { ConfigError } from './config/env.schema.js';
 import { dataSourceOptions } from './database/data-source.options.js';
 import { prepareDatabase } from './database/prepare-database.js';
+// org:limits (per-organization rate limits)
+import { ORG_LIMITS_COMMAND, ORG_LIMITS_OPTIONS, ORG_LIMITS_USAGE, parseOrganizationLimits } from './rate-limits/organization-limits.cli.js';
+import { OrganizationLimitsStore } from './rate-limits/organization-limits.js';
 import { RedisModule } from './redis/redis.module.js';
 
 const USAGE = `Usage:
   npm run cli -- org:create --name <name>
   npm run cli -- api-key:create --org <organization id> --name <name> --level read_only|read_write|full_access
-  npm run cli -- user:create --org <organization id> --email <email> --password <password>`;
+  npm run cli -- user:create --org <organization id> --email <email> --password <password>
+${ORG_LIMITS_USAGE}`;
 
 class UsageError extends Error {}
 
@@ -45,10 +49,19 @@ async function run(argv: string[]): Promise<object> {
   const [command, ...rest] = argv;
   const { values } = parseArgs({
     args: rest,
-    options: { name: { type: 'string' }, org: { type: 'string' }, level: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' } },
+    options: {
+      name: { type: 'string' },
+      org: { type: 'string' },
+      level: { type: 'string' },
+      email: { type: 'string' },
+      password: { type: 'string' },
+      ...(command === ORG_LIMITS_COMMAND ? ORG_LIMITS_OPTIONS : {}),
+    },
     strict: true,
   });
-  if (!['org:create', 'api-key:create', 'user:create'].includes(command ?? '')) throw new UsageError(`Unknown command ${command ?? '(none)'}`);
+  if (!['org:create', 'api-key:create', 'user:create', ORG_LIMITS_COMMAND].includes(command ?? '')) throw new UsageError(`Unknown command ${command ?? '(none)'}`);
+  // org:limits: the figures are checked before anything is opened.
+  const limits = command === ORG_LIMITS_COMMAND ? parseOrganizationLimits(values, (message) => new UsageError(message)) : undefined;
 
   const config = AppConfig.fromEnv();
   await prepareDatabase(config);
@@ -73,6 +86,14 @@ async function run(argv: string[]): Promise<object> {
         const { apiKey, key } = await apiKeys.create(orgId, required(values, 'name'), level as PermissionLevel);
         return { id: apiKey.id, key };
       }
+      case ORG_LIMITS_COMMAND: {
+        const orgId = await organizationOf(required(values, 'org'));
+        const store = app.get(OrganizationLimitsStore);
+        if (!limits || (!limits.reset && Object.keys(limits.change).length === 0)) return { organization_id: orgId, limits: await store.read(orgId) };
+        const { limits: now, published } = await store.change(orgId, limits.change, limits.reset);
+        if (!published) process.stderr.write('Saved; Redis could not be told, so the API processes apply it on their next periodic read\n');
+        return { organization_id: orgId, limits: now };
+      }
       default: {
         const orgId = await organizationOf(required(values, 'org'));
         const user = await app.get(UsersService).create(orgId, required(values, 'email'), required(values, 'password'));
@@ -90,7 +111,7 @@ run(process.argv.slice(2)).then(
     process.exit(0);
   },
   (error: unknown) => {
-    const known = error instanceof UsageError || error instanceof ConfigError || error instanceof DomainError || (error as { code?: string })?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
+    const known = error instanceof UsageError || error instanceof ConfigError || error instanceof DomainError || ['ERR_PARSE_ARGS_UNKNOWN_OPTION', 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE'].includes((error as { code?: string })?.code ?? '');
     process.stderr.write(`${known ? (error as Error).message : `Failed: ${(error as Error)?.stack ?? String(error)}`}\n`);
     if (error instanceof UsageError) process.stderr.write(`${USAGE}\n`);
     process.exit(error instanceof UsageError ? 2 : 1);

@@ -2,8 +2,35 @@ import { Controller, Get } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { ApiData } from '../common/http/api-docs.js';
 import { ok } from '../common/http/envelope.js';
+import { AppConfig } from '../config/app-config.js';
+import { OrganizationLimits, type EffectiveLimit, type EffectiveLimits } from '../rate-limits/organization-limits.js';
 import { PERMISSION_LEVELS, type CredentialType, type PermissionLevel, type Principal } from './access.js';
 import { AnyCredential, CurrentPrincipal } from './decorators/access.decorators.js';
+
+export class EffectiveLimitDto implements EffectiveLimit {
+  @ApiProperty({ description: 'Requests per hour per credential', example: 1000 }) value: number;
+  @ApiProperty({ enum: ['default', 'override'], description: "`default`: the deployment's figure; `override`: set for this organization (CLI `org:limits`)" })
+  source: 'default' | 'override';
+}
+
+/** The organization's request limits in force, per credential and per hour (docs/API.md, "Rate limits"). */
+export class OrganizationLimitsDto implements EffectiveLimits {
+  @ApiProperty({ type: EffectiveLimitDto, description: 'Every /v1 request of a credential' }) per_credential_per_hour: EffectiveLimitDto;
+  @ApiProperty({ type: EffectiveLimitDto, description: 'Workflow and trigger list/get, per resource' }) read_per_hour: EffectiveLimitDto;
+  @ApiProperty({ type: EffectiveLimitDto, description: 'Workflow and trigger create/update, per resource' }) write_per_hour: EffectiveLimitDto;
+  @ApiProperty({ type: EffectiveLimitDto, description: 'Workflow and trigger delete, per resource' }) delete_per_hour: EffectiveLimitDto;
+  @ApiProperty({ type: EffectiveLimitDto, description: 'Execution operations (activate, fire, retry, executions reads...), per resource' }) execution_per_hour: EffectiveLimitDto;
+  @ApiProperty({ type: EffectiveLimitDto, description: 'Analytics: real-time metrics' }) analytics_realtime_per_hour: EffectiveLimitDto;
+  @ApiProperty({ type: EffectiveLimitDto, description: 'Analytics: historical metrics' }) analytics_historical_per_hour: EffectiveLimitDto;
+  @ApiProperty({ type: EffectiveLimitDto, description: 'Analytics: custom reports' }) analytics_reports_per_hour: EffectiveLimitDto;
+  @ApiProperty({ type: EffectiveLimitDto, description: 'Analytics: data export' }) analytics_export_per_hour: EffectiveLimitDto;
+}
+
+export class MeOrganizationDto {
+  @ApiProperty() id: string;
+  @ApiProperty({ description: 'Whether this deployment enforces rate limits at all (RATE_LIMITS_ENABLED)' }) rate_limits_enabled: boolean;
+  @ApiProperty({ type: OrganizationLimitsDto }) limits: OrganizationLimitsDto;
+}
 
 export class MeResponse {
   @ApiProperty({ enum: ['api_key', 'oauth', 'jwt'] }) credential_type: CredentialType;
@@ -13,9 +40,10 @@ export class MeResponse {
   @ApiPropertyOptional({ enum: PERMISSION_LEVELS, description: 'API keys only' }) permission_level?: PermissionLevel;
   @ApiPropertyOptional({ type: [String], description: 'OAuth tokens and JWTs only' }) scopes?: string[];
   @ApiPropertyOptional({ description: 'OAuth tokens only: the user who authorized the client (credential_id is the client)' }) user_id?: string;
+  @ApiProperty({ type: MeOrganizationDto, description: "The credential's organization and the request limits this service applies to it" }) organization: MeOrganizationDto;
 
-  static from(p: Principal): MeResponse {
-    const me: MeResponse = { credential_type: p.credentialType, credential_id: p.credentialId, name: p.name, organization_id: p.organizationId };
+  static from(p: Principal, organization: MeOrganizationDto): MeResponse {
+    const me: MeResponse = { credential_type: p.credentialType, credential_id: p.credentialId, name: p.name, organization_id: p.organizationId, organization };
     if (p.permissionLevel) me.permission_level = p.permissionLevel;
     if (p.scopes) me.scopes = p.scopes;
     if (p.userId) me.user_id = p.userId;
@@ -26,11 +54,17 @@ export class MeResponse {
 @ApiTags('Authentication')
 @Controller('v1/me')
 export class MeController {
+  constructor(
+    private readonly limits: OrganizationLimits,
+    private readonly config: AppConfig,
+  ) {}
+
   @Get()
   @AnyCredential()
-  @ApiOperation({ summary: 'Describe the credential of this request' })
+  @ApiOperation({ summary: 'Describe the credential of this request, and the request limits of its organization' })
   @ApiData(MeResponse)
   me(@CurrentPrincipal() principal: Principal) {
-    return ok(MeResponse.from(principal));
+    const organization = { id: principal.organizationId, rate_limits_enabled: this.config.rateLimitsEnabled, limits: this.limits.effective(principal.organizationId) };
+    return ok(MeResponse.from(principal, organization));
   }
 }

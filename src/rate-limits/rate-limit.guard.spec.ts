@@ -14,6 +14,7 @@ import { CountsResourceLimit, NoRateLimit, RateLimitClass, type RequestLimitSour
 import { RateLimitGuard } from './rate-limit.guard.js';
 import { RedisThrottlerStorage } from './redis-throttler.storage.js';
 import { RequestLimits } from './request-limits.service.js';
+import { OrganizationLimits } from './organization-limits.js';
 
 /** Every class lowered to a distinct small figure, so that each reaches 429 after exactly its own count. */
 const FIGURES: Record<RouteClass, number> = { read: 4, write: 3, delete: 2, execution: 5, realtime: 6, historical: 3, reports: 2, export: 1 };
@@ -85,8 +86,10 @@ beforeAll(async () => {
   redis = new RedisService(config);
   const options = { throttlers: namedThrottlers(config) };
   const storage = new RedisThrottlerStorage(new RateLimiter(redis, config));
+  // Not started (no table read): no organization has overrides here; the e2e spec org-limits covers them.
+  const organizationLimits = new OrganizationLimits(undefined as never, redis, config);
   const moduleRef = { get: () => new OwnLimits() } as unknown as ConstructorParameters<typeof RateLimitGuard>[4];
-  guard = new RateLimitGuard(options, storage, new Reflector(), new RequestLimits(config, options, storage), moduleRef);
+  guard = new RateLimitGuard(options, storage, new Reflector(), new RequestLimits(config, options, storage, organizationLimits), moduleRef);
   await guard.onModuleInit();
 });
 

@@ -5,6 +5,7 @@ import type { Principal } from '../auth/access.js';
 import { AppConfig } from '../config/app-config.js';
 import { rateLimitHeaders, type RateLimitEntry, type RateLimitResult } from './rate-limiter.js';
 import type { RouteClassDeclaration } from './rate-limit.decorators.js';
+import { type LimitOverrides, OrganizationLimits } from './organization-limits.js';
 import { AUTH_FAILURE_POLICY, CREDENTIAL_POLICY, PUBLIC_POLICY, type PolicyName } from './rate-limit-policies.js';
 import { RateLimitExceededError } from './rate-limits.errors.js';
 import { RedisThrottlerStorage } from './redis-throttler.storage.js';
@@ -39,6 +40,7 @@ export class RequestLimits {
     private readonly config: AppConfig,
     @Inject(getOptionsToken()) options: ThrottlerModuleOptions,
     @Inject(getStorageToken()) private readonly storage: ThrottlerStorage,
+    private readonly organizations: OrganizationLimits,
   ) {
     const throttlers = Array.isArray(options) ? options : options.throttlers;
     this.figures = new Map(throttlers.map((t) => [t.name as string, { limit: Number(t.limit), windowSeconds: Math.ceil(Number(t.ttl) / 1000) }]));
@@ -64,12 +66,14 @@ export class RequestLimits {
   /**
    * An authenticated request: the credential's limit, the route class's, the request's own
    * resource's (an api trigger's rate_limit), and the address's failed-authentication count
-   * (checked, not counted).
+   * (checked, not counted). The credential's and the class's figures are the organization's
+   * overrides where it has some (OrganizationLimits: a Map get, no round trip).
    */
   async authenticated(req: Request, res: Response, principal: Principal, declaration: RouteClassDeclaration | undefined, own?: RateLimitEntry): Promise<void> {
     const tracker = credentialTracker(principal);
-    const entries = [this.entry(CREDENTIAL_POLICY, CREDENTIAL_POLICY, tracker)];
-    if (declaration) entries.push(this.entry(declaration.routeClass, `${declaration.group}-${declaration.routeClass}`, tracker));
+    const overrides = this.organizations.of(principal.organizationId);
+    const entries = [this.entry(CREDENTIAL_POLICY, CREDENTIAL_POLICY, tracker, true, overrides)];
+    if (declaration) entries.push(this.entry(declaration.routeClass, `${declaration.group}-${declaration.routeClass}`, tracker, true, overrides));
     if (own) entries.push(own);
     entries.push(this.entry(AUTH_FAILURE_POLICY, AUTH_FAILURE_POLICY, addressTracker(req), false));
     await this.apply(req, res, entries);
@@ -98,19 +102,20 @@ export class RequestLimits {
     if (!this.enabled) return {};
     const address = addressTracker(req);
     const entries = principal
-      ? [this.entry(CREDENTIAL_POLICY, CREDENTIAL_POLICY, credentialTracker(principal)), this.entry(AUTH_FAILURE_POLICY, AUTH_FAILURE_POLICY, address, false)]
+      ? [this.entry(CREDENTIAL_POLICY, CREDENTIAL_POLICY, credentialTracker(principal), true, this.organizations.of(principal.organizationId)), this.entry(AUTH_FAILURE_POLICY, AUTH_FAILURE_POLICY, address, false)]
       : [this.entry(AUTH_FAILURE_POLICY, AUTH_FAILURE_POLICY, address)];
     return rateLimitHeaders(await this.count(req, entries));
   }
 
   /**
-   * One limit; `count` false for a checked-only one. Built whole here rather than spread and
-   * extended (`{ ...entry, count: false }`): V8 makes a new hidden class for every such copy.
+   * One limit; `count` false for a checked-only one; the organization's override of the figure, if
+   * any. Built whole here rather than spread and extended (`{ ...entry, count: false }`): V8 makes
+   * a new hidden class for every such copy.
    */
-  private entry(throttler: PolicyName, policy: string, key: string, count = true): RateLimitEntry {
+  private entry(throttler: PolicyName, policy: string, key: string, count = true, overrides?: LimitOverrides): RateLimitEntry {
     const figure = this.figures.get(throttler);
     if (!figure) throw new Error(`No throttler named ${throttler}`);
-    return { policy, key, limit: figure.limit, windowSeconds: figure.windowSeconds, count };
+    return { policy, key, limit: overrides?.[throttler] ?? figure.limit, windowSeconds: figure.windowSeconds, count };
   }
 
   private async apply(req: Request, res: Response, entries: RateLimitEntry[]): Promise<void> {
