@@ -14,9 +14,10 @@ export async function getNodeAutoInstrumentations(): Promise<Instrumentation[]> 
       ignoreIncomingRequestHook: (req) => /^\/(health|metrics)(\/|$|\?)/.test(req.url ?? ''),
     }),
     new ExpressInstrumentation(),
-    // Statement text only (values never: they carry message contents and tokens).
-    new PgInstrumentation({ enhancedDatabaseReporting: false }),
-    // Commands without their arguments (the default serializer keeps only the command name's arguments it knows are safe; none here).
-    new IORedisInstrumentation({ dbStatementSerializer: (command) => command }),
+    // Statement text only (values never: they carry message contents and tokens). Only under a span of
+    // a request or a job: the relay's and the sweeps' polls would otherwise be a trace each, ten a second.
+    new PgInstrumentation({ enhancedDatabaseReporting: false, requireParentSpan: true }),
+    // The command's name only, never its arguments (keys and values); under a span, as for pg (Bull polls Redis).
+    new IORedisInstrumentation({ dbStatementSerializer: (command) => command, requireParentSpan: true }),
   ];
 }
