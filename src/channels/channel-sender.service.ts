@@ -14,7 +14,7 @@ import { ChannelAccountsService } from './channel-accounts.service.js';
 import { ChannelErrorCodes } from './channels.errors.js';
 import { ProviderSendError, type OutboundContent } from './providers/provider-connector.js';
 import { connectorFor } from './providers/provider-connectors.js';
-import { contextFromTraceparent, inSpan, SpanKind, tracingEnabled } from '../tracing/trace-context.js';
+import { contextFromTraceparent, inSpan, SpanKind, tracingEnabled } from '../common/tracing/trace-context.js';
 import { deliveryEventData } from './channels.sql.js';
 
 /**

@@ -5,7 +5,7 @@ import { AppConfig } from '../config/app-config.js';
 import { isDatabaseUnavailable } from '../database/postgres-errors.js';
 import { isRedisUnavailable } from '../redis/redis-errors.js';
 import type { WorkflowNode } from '../workflows/node-types/node-type.js';
-import { currentTraceparent, inSpan, tracingEnabled } from '../tracing/trace-context.js';
+import { currentTraceparent, inSpan, tracingEnabled } from '../common/tracing/trace-context.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import { ChannelErrorCodes } from '../channels/channels.errors.js';
 import { REPLY_WINDOW_SQL } from '../channels/channels.sql.js';

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AppConfig } from '../config/app-config.js';
 import { ExecutionEngine, type RunResult } from './execution-engine.service.js';
 import { EXECUTIONS_QUEUE, ExecutionJobs, type ExpireJob, type RunJob } from './executions.queue.js';
-import { contextFromTraceparent, inSpan, SpanKind } from '../tracing/trace-context.js';
+import { contextFromTraceparent, inSpan, SpanKind } from '../common/tracing/trace-context.js';
 import { ExecutionsService, RUN_ATTEMPTS } from './executions.service.js';
 
 /**

@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { JobOptions, Queue } from 'bull';
 import type { DataSource } from 'typeorm';
 import { Batcher } from '../common/batcher.js';
-import { currentTraceparent, inSpan, SpanKind, tracingEnabled } from '../tracing/trace-context.js';
+import { currentTraceparent, inSpan, SpanKind, tracingEnabled } from '../common/tracing/trace-context.js';
 import { ExecutionErrorCodes } from './executions.errors.js';
 import { EXECUTIONS_QUEUE, ExecutionJobs, type RunJob } from './executions.queue.js';
 import type { FireInput, FireResult } from './fire.types.js';

@@ -5,7 +5,7 @@ import type { AppConfig } from '../config/app-config.js';
  * load (src/main.ts imports them only after this resolves): auto-instrumentation patches `http`,
  * `express`, `pg` and `ioredis` as they are first imported, so they must not be loaded yet. With
  * the variable unset nothing of the SDK is imported; spans made through `@opentelemetry/api`
- * (trace-context.ts) are then not even created.
+ * (src/common/tracing/trace-context.ts) are then not even created.
  */
 export async function startTracing(config: Pick<AppConfig, 'tracing' | 'role'>): Promise<void> {
   const { endpoint, serviceName } = config.tracing;

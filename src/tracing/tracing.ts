@@ -1,7 +1,7 @@
 import { register } from 'node:module';
 import { createAddHookMessageChannel } from 'import-in-the-middle';
 import { getNodeAutoInstrumentations } from './instrumentations.js';
-import { enableTracing } from './trace-context.js';
+import { enableTracing } from '../common/tracing/trace-context.js';
 
 /**
  * The OpenTelemetry SDK, loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set (start-tracing.ts):

@@ -12,7 +12,7 @@ import type { AttemptStatus } from './entities/webhook-delivery-attempt.entity.j
 import type { Webhook } from './entities/webhook.entity.js';
 import { webhookAttempts, webhookAttemptSeconds, webhookRelayLagSeconds } from './webhooks.metrics.js';
 import { isoTime } from '../common/iso-time.js';
-import { contextFromTraceparent, currentTraceparent, inSpan, SpanKind, tracingEnabled } from '../tracing/trace-context.js';
+import { contextFromTraceparent, currentTraceparent, inSpan, SpanKind, tracingEnabled } from '../common/tracing/trace-context.js';
 
 /** A delivery as an attempt reads it (raw row of webhook_deliveries). */
 interface DeliveryRow {

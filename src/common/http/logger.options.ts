@@ -2,7 +2,7 @@ import { stdSerializers } from 'pino';
 import type { Options } from 'pino-http';
 import type { AppConfig } from '../../config/app-config.js';
 import { redactUrl } from '../logging/redact-url.js';
-import { traceLogFields, tracingEnabled } from '../../tracing/trace-context.js';
+import { traceLogFields, tracingEnabled } from '../tracing/trace-context.js';
 
 interface LoggedRequest {
   id: string;

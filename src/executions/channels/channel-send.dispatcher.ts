@@ -3,7 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { withRedisDeadline } from '../../redis/redis-errors.js';
 import { CHANNEL_SENDS_QUEUE, ChannelSendJobs, SEND_JOB_OPTIONS, type SendJob } from './channel-sends.queue.js';
-import { currentTraceparent } from '../../tracing/trace-context.js';
+import { currentTraceparent } from '../../common/tracing/trace-context.js';
 
 /** How long adding send jobs may wait on Redis; past it the sweep sends them later. */
 const ADD_DEADLINE_MS = 1000;

@@ -4,7 +4,7 @@ import type { KnowledgeEntry } from '../entities/knowledge-base.entity.js';
 import { AiProviderError } from '../knowledge-bases.errors.js';
 import type { KnowledgeIndexes } from '../knowledge-indexes.js';
 import type { KnowledgeAnswer, KnowledgeResponder } from '../knowledge-responder.js';
-import { inSpan, SpanKind, tracingEnabled } from '../../tracing/trace-context.js';
+import { inSpan, SpanKind, tracingEnabled } from '../../common/tracing/trace-context.js';
 
 /** Entries given to the model: the best BM25 matches only, to keep prompts small and on topic. */
 export const PROMPT_ENTRIES = 5;
