@@ -131,7 +131,7 @@ describe('traces', { timeout: 180_000 }, () => {
     });
     worker.start();
     await api.ready();
-  });
+  }, 150_000);
 
   afterAll(async () => {
     await Promise.all([api?.stop(), worker?.stop()]);
@@ -150,6 +150,8 @@ describe('traces', { timeout: 180_000 }, () => {
       body: JSON.stringify({ channel: 'whatsapp', customer_id: `+1555${Date.now() % 1_000_000}`, message }),
     });
     expect(res.status).toBe(202);
+    // A credential in a query string (refused or not) never reaches a span.
+    await api.fetch('/v1/workflows?api_key=probe-credential-value&limit=1', { headers: org.auth('read_only') });
     const executionId = ((await res.json()) as { data: { executions: { workflow_execution_id: string }[] } }).data.executions[0].workflow_execution_id;
 
     const hit = await waitFor('the webhook delivery', async () => receiver.hits.find((h) => h.path === '/traced' && h.body.includes(executionId)), 60_000, 100);
@@ -219,7 +221,9 @@ describe('traces', { timeout: 180_000 }, () => {
 
     // Nothing of the message, the AI key or the answer in any attribute.
     const values = JSON.stringify(spans.map((s) => s.attributes));
-    for (const secret of [message, 'secret-content', 'trace-test-key', 'Refunds take 14 days', 'Hello from the traced flow', org.keys.read_write]) {
+    const probe = spans.find((s) => s.kind === SERVER && s.attributes['url.path'] === '/v1/workflows');
+    expect(probe?.attributes['url.query']).toBe('api_key=[REDACTED]&limit=1');
+    for (const secret of [message, 'secret-content', 'trace-test-key', 'Refunds take 14 days', 'Hello from the traced flow', org.keys.read_write, 'probe-credential-value']) {
       expect(values).not.toContain(secret);
     }
 
