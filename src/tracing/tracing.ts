@@ -35,7 +35,13 @@ export async function startSdk(options: { endpoint: string; serviceName: string;
   await waitForAllMessagesAcknowledged();
   enableTracing();
   // Spans still buffered are sent when a stop begins (closeOnSignals then exits once the application has
-  // closed: spans ended during the shutdown itself may be lost) and on a natural exit.
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void spans.forceFlush().catch(() => undefined));
+  // closed: spans ended during the shutdown itself may be lost) and on a natural exit. A signal that
+  // comes before closeOnSignals listens (during start-up) still ends the process, as it would without us.
+  for (const [signal, code] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
+    process.on(signal, () => {
+      const flushed = spans.forceFlush().catch(() => undefined);
+      if (process.listenerCount(signal) === 1) void flushed.finally(() => process.exit(code));
+    });
+  }
   process.once('beforeExit', () => void sdk.shutdown().catch(() => undefined));
 }
