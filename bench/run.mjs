@@ -13,6 +13,7 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from './lib/config.mjs';
+import { traceSink } from './lib/trace-sink.mjs';
 import { compareOrder, prepareRefBuild, summarise } from './lib/compare-ref.mjs';
 import { BenchContext, ROOT } from './lib/context.mjs';
 import { formatTable, judge, writeResults } from './lib/report.mjs';
@@ -127,7 +128,7 @@ async function main() {
   const results = [];
   console.log(
     `bench: ${scenarios.map((s) => s.name).join(', ')} | ${config.durationS} s measured after ${config.warmupS} s warm-up, ` +
-      `${config.connections} connections, ${os.cpus().length} CPUs, node ${process.version}`,
+      `${config.connections} connections, ${os.cpus().length} CPUs, node ${process.version}${config.tracing ? ' | TRACING ON (BENCH_TRACING=1)' : ''}`,
   );
 
   for (const scenario of scenarios) {
@@ -146,6 +147,7 @@ async function main() {
       workflows_seeded: config.workflows,
       executions_connections: config.executionsConnections,
       executions_idle_account: config.executionsIdleAccount,
+      tracing: config.tracing ? { on: true, sink: (await traceSink()).stats } : { on: false },
       app_env: { NODE_ENV: 'production', APP_ROLE: 'api', LOG_LEVEL: 'warn', RATE_LIMITS_ENABLED: 'false (workflows-read: true, every figure out of reach)' },
     },
     machine: { node: process.version, platform: `${os.platform()} ${os.release()}`, cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? null },

@@ -36,6 +36,7 @@ import { VoiceCalls1770600000000 } from './1770600000000-VoiceCalls.js';
 import { CustomerHandoff1770700000000 } from './1770700000000-CustomerHandoff.js';
 import { MessageBursts1770800000000 } from './1770800000000-MessageBursts.js';
 import { OrganizationLimits1770900000000 } from './1770900000000-OrganizationLimits.js';
+import { TraceContext1770950000000 } from './1770950000000-TraceContext.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -74,4 +75,5 @@ export const MIGRATIONS = [
   CustomerHandoff1770700000000,
   MessageBursts1770800000000,
   OrganizationLimits1770900000000,
+  TraceContext1770950000000,
 ];

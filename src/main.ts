@@ -1,13 +1,20 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
-import { closeOnSignals, createHttpApp, createWorkerContext } from './app.factory.js';
 import { AppConfig } from './config/app-config.js';
 import { ConfigError } from './config/env.schema.js';
-import { checkReachable } from './config/reachability.js';
-import { prepareDatabase } from './database/prepare-database.js';
+import { startTracing } from './tracing/start-tracing.js';
 
 async function main(): Promise<void> {
   const config = AppConfig.fromEnv();
+  // --- Tracing: started (OTEL_EXPORTER_OTLP_ENDPOINT) before any module that loads http, express, pg or
+  // ioredis, which are imported below only once it has, so that its instrumentations patch them.
+  await startTracing(config);
+  const [{ Logger }, { closeOnSignals, createHttpApp, createWorkerContext }, { checkReachable }, { prepareDatabase }] = await Promise.all([
+    import('@nestjs/common'),
+    import('./app.factory.js'),
+    import('./config/reachability.js'),
+    import('./database/prepare-database.js'),
+  ]);
+  // --- end of tracing's start-up
   await checkReachable(config);
   await prepareDatabase(config);
   if (config.servesHttp) {

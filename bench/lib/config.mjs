@@ -38,6 +38,9 @@ export function loadConfig(env = process.env) {
     executionsConnections: intFromEnv(env, 'BENCH_EXECUTIONS_CONNECTIONS', { min: 1 }),
     // BENCH_EXECUTIONS_IDLE_ACCOUNT=1: the executions scenario creates one idle WhatsApp channel account before its load.
     executionsIdleAccount: flagFromEnv(env, 'BENCH_EXECUTIONS_IDLE_ACCOUNT'),
+    // BENCH_TRACING=1: every app process runs with OpenTelemetry on (OTEL_EXPORTER_OTLP_ENDPOINT at
+    // a counting sink in the bench process, lib/trace-sink.mjs), to price tracing against a run without.
+    tracing: flagFromEnv(env, 'BENCH_TRACING'),
     // Comma-separated scenario names; empty runs them all.
     scenarios: (env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     // Extra node flags for the app under test only, e.g. BENCH_APP_NODE_ARGS=--prof (then

@@ -8,6 +8,7 @@ import { BASELINES } from './baselines.mjs';
 import { measure, measureInterleaved } from './load.mjs';
 import { ChildProcess, freePort } from './processes.mjs';
 import { createDatabase, deleteRedisPrefix, dropDatabase, randomSuffix } from './resources.mjs';
+import { traceSink } from './trace-sink.mjs';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const APP_MAIN = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
@@ -54,6 +55,8 @@ export class BenchContext {
     const { main, root, label } = this.build;
     if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` (npm run bench does it first)`);
     const port = await freePort();
+    // BENCH_TRACING=1: traces on, exported to the sink (the SDK's default batching but for the endpoint).
+    const tracing = this.config.tracing ? { OTEL_EXPORTER_OTLP_ENDPOINT: (await traceSink()).url } : {};
     const child = new ChildProcess(`app (${role}, ${label})`, main, {
       cwd: root,
       nodeArgs: this.config.appNodeArgs,
@@ -65,6 +68,7 @@ export class BenchContext {
         APP_ROLE: role,
         LOG_LEVEL: 'warn',
         RATE_LIMITS_ENABLED: 'false',
+        ...tracing,
         ...env,
       }),
     });

@@ -14,6 +14,7 @@ import { ChannelAccountsService } from './channel-accounts.service.js';
 import { ChannelErrorCodes } from './channels.errors.js';
 import { ProviderSendError, type OutboundContent } from './providers/provider-connector.js';
 import { connectorFor } from './providers/provider-connectors.js';
+import { contextFromTraceparent, inSpan, SpanKind, tracingEnabled } from '../common/tracing/trace-context.js';
 import { deliveryEventData } from './channels.sql.js';
 import { countProviderSend } from './channels.metrics.js';
 
@@ -194,7 +195,12 @@ export class ChannelSender {
    * attempts are counted on the message, so a retry is the same whichever job makes it.
    */
   async send(job: Job<SendJob>): Promise<SendOutcome> {
-    return this.drain(job.data.messageId);
+    if (!tracingEnabled()) return this.drain(job.data.messageId);
+    // Traces on: the job's span is a child of the run that queued it (the job's traceparent).
+    return inSpan('channel.send_job', { 'message.id': job.data.messageId }, () => this.drain(job.data.messageId), {
+      kind: SpanKind.CONSUMER,
+      parent: contextFromTraceparent(job.data.traceparent),
+    });
   }
 
   /**
@@ -251,13 +257,34 @@ export class ChannelSender {
     try {
       // A wait for the account's send budget renews the lease, so that it never runs out before the send.
       if (await this.throttle(account.id)) await this.dataSource.query(RENEW_LEASE, [messageId]);
-      const { providerMessageId } = await connector.send({
+      const request = {
         baseUrl: this.config.channels.apiUrls[account.provider as keyof AppConfig['channels']['apiUrls']],
         credentials: this.accounts.credentialsOf(account),
         to: claim.customer_ref,
         content,
         timeoutMs: this.config.channels.sendTimeoutMs,
-      });
+      };
+      // Traces on: a span per provider call, with the provider and the outcome (never the token, the recipient or the content).
+      const { providerMessageId } = !tracingEnabled()
+        ? await connector.send(request)
+        : await inSpan(
+            'channel.send',
+            { 'channel.provider': account.provider, 'channel.account_id': account.id, 'message.id': messageId, 'message.kind': content.kind, 'send.attempt': claim.attempts },
+            async (span) => {
+              try {
+                const sent = await connector.send(request);
+                span?.setAttribute('channel.outcome', 'sent');
+                return sent;
+              } catch (error) {
+                span?.setAttributes({
+                  'channel.outcome': error instanceof ProviderSendError ? (error.retryable ? 'retryable' : 'refused') : 'error',
+                  ...(error instanceof ProviderSendError && error.details.code ? { 'channel.error_code': String(error.details.code) } : {}),
+                });
+                throw error;
+              }
+            },
+            { kind: SpanKind.CLIENT },
+          );
       countProviderSend(account.provider);
       const rows = (await this.dataSource.query(ACCEPTED, [messageId, providerMessageId, leaseSeconds(this.config), claimNext])) as NextRow[];
       return { outcome: 'sent', next: nextOf(rows) };

@@ -80,6 +80,8 @@ export class AppConfig {
     /** VOICE_ANSWER_TIMEOUT: a call's request waits this long for the run before the caller is told to hold. */
     voiceAnswerTimeoutMs: number;
   };
+  /** OpenTelemetry traces: on when `endpoint` (OTEL_EXPORTER_OTLP_ENDPOINT) is set (src/tracing/start-tracing.ts). */
+  readonly tracing: { endpoint?: string; serviceName: string };
   readonly ai: {
     provider: 'builtin' | 'openai';
     baseUrl?: string;
@@ -184,6 +186,7 @@ export class AppConfig {
     if (env.AI_PROVIDER === 'openai' && !env.AI_BASE_URL) {
       throw new ConfigError('Invalid configuration:\n  AI_BASE_URL: required when AI_PROVIDER=openai');
     }
+    this.tracing = { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME };
     this.ai = {
       provider: env.AI_PROVIDER,
       baseUrl: env.AI_BASE_URL?.replace(/\/+$/, ''),

@@ -82,6 +82,8 @@ const SAMPLES: Record<string, string> = {
   VOICE_ANSWER_TIMEOUT: '3s',
   CHANNEL_SEND_CONCURRENCY: '7',
   RATE_LIMIT_CHANNEL_PER_MINUTE: '7',
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+  OTEL_SERVICE_NAME: 'other-service',
 };
 
 /** What AppConfig makes of an environment; a refusal counts as an outcome too. */

@@ -192,6 +192,20 @@ export class EnvVars {
   @IsIn(LOG_LEVELS as unknown as string[], { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel = 'info';
 
+  /**
+   * Traces (OpenTelemetry): the OTLP/HTTP collector's base URL (`/v1/traces` is appended). Unset: tracing is off and the
+   * SDK is not even loaded. The SDK also reads the other standard OTEL_* variables (OTEL_BSP_SCHEDULE_DELAY, …) itself.
+   */
+  @IsOptional()
+  @IsString()
+  @Matches(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, { message: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL' })
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+
+  /** Traces: the `service.name` of every span (the process role is the `service.role` attribute beside it). */
+  @IsString()
+  @Matches(/^[^\s]{1,100}$/, { message: 'OTEL_SERVICE_NAME must be 1-100 characters without spaces' })
+  OTEL_SERVICE_NAME: string = 'workflow-automation-service';
+
   /** How long a form waits for the customer's reply: seconds, or a number with ms, s, m, h or d. */
   @IsString()
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'CONVERSATION_TIMEOUT must be a duration such as 86400, 30m or 24h' })

@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config.js';
 import { isDatabaseUnavailable } from '../database/postgres-errors.js';
 import { isRedisUnavailable } from '../redis/redis-errors.js';
 import type { WorkflowNode } from '../workflows/node-types/node-type.js';
+import { currentTraceparent, inSpan, tracingEnabled } from '../common/tracing/trace-context.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import { ChannelErrorCodes } from '../channels/channels.errors.js';
 import { REPLY_WINDOW_SQL } from '../channels/channels.sql.js';
@@ -95,7 +96,7 @@ export class ExecutionEngine {
         const startedAt = new Date();
         // The context as it was before this node: a failed step leaves it so (a retry starts from it).
         const before = structuredClone(state);
-        const { outcome, attempt } = await this.runNode(handler, { ...ctx, node }, writes, before);
+        const { outcome, attempt } = await this.runNodeTraced(handler, { ...ctx, node }, writes, before);
 
         if (outcome.status === 'waiting') {
           execution.state = { ...state, cursor: node.id };
@@ -142,6 +143,16 @@ export class ExecutionEngine {
    * Redis still unreachable after the last attempt: an outage outlasting the node's back-off is the
    * job's to wait out (Bull's attempts and the sweep), not a reason to fail the customer's execution.
    */
+  /** runNode in a span of its own when traces are on (ids, type and outcome only: no input or output). */
+  private runNodeTraced(handler: NodeHandler | undefined, ctx: NodeContext, writes: RunWrites, before: ExecutionState): Promise<{ outcome: NodeOutcome; attempt: number }> {
+    if (!tracingEnabled()) return this.runNode(handler, ctx, writes, before);
+    return inSpan(`node ${ctx.node.type}`, { 'execution.id': ctx.execution.id, 'node.id': ctx.node.id, 'node.type': ctx.node.type }, async (span) => {
+      const result = await this.runNode(handler, ctx, writes, before);
+      span?.setAttributes({ 'node.status': result.outcome.status, 'node.attempt': result.attempt });
+      return result;
+    });
+  }
+
   private async runNode(
     handler: NodeHandler | undefined,
     ctx: NodeContext,
@@ -291,6 +302,8 @@ export class ExecutionEngine {
       const loaded = await this.runs.load(executionId);
       if (!loaded) return { status: 'missing' };
       const writes = new RunWrites();
+      // Traces on: the run's events carry its span's context to the webhook deliveries they cause.
+      writes.traceparent = currentTraceparent();
       const { result, changed } = await decide(loaded, writes);
       if (!changed) return result;
       if (await this.runs.commit({ execution: loaded.execution, version: loaded.version, writes })) {

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AppConfig } from '../config/app-config.js';
 import { ExecutionEngine, type RunResult } from './execution-engine.service.js';
 import { EXECUTIONS_QUEUE, ExecutionJobs, type ExpireJob, type RunJob } from './executions.queue.js';
+import { contextFromTraceparent, inSpan, SpanKind } from '../common/tracing/trace-context.js';
 import { ExecutionsService, RUN_ATTEMPTS } from './executions.service.js';
 
 /**
@@ -99,9 +100,18 @@ export class ExecutionsProcessor implements OnApplicationBootstrap, BeforeApplic
   }
 
   async run(job: Job<RunJob>): Promise<RunResult> {
-    const result = await this.engine.run(job.data.executionId);
-    await this.afterRun(job.data.executionId, result);
-    return result;
+    // Traces on: the run is one span, child of the span that queued it (the job's traceparent).
+    return inSpan(
+      'executions.run',
+      { 'execution.id': job.data.executionId, 'job.attempt': job.attemptsMade + 1 },
+      async (span) => {
+        const result = await this.engine.run(job.data.executionId);
+        span?.setAttribute('execution.status', result.status);
+        await this.afterRun(job.data.executionId, result);
+        return result;
+      },
+      { kind: SpanKind.CONSUMER, parent: contextFromTraceparent(job.data.traceparent) },
+    );
   }
 
   /** A waiting execution gets a delayed expiry job at its deadline (one per deadline). */

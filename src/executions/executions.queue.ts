@@ -12,6 +12,8 @@ export const ExecutionJobs = {
 
 export interface RunJob {
   executionId: string;
+  /** W3C traceparent of the span that queued the run (traces on only): the run's job span is its child. */
+  traceparent?: string;
 }
 
 export interface ExpireJob {

@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { JobOptions, Queue } from 'bull';
 import type { DataSource } from 'typeorm';
 import { Batcher } from '../common/batcher.js';
+import { currentTraceparent, inSpan, SpanKind, tracingEnabled } from '../common/tracing/trace-context.js';
 import { ExecutionErrorCodes } from './executions.errors.js';
 import { EXECUTIONS_QUEUE, ExecutionJobs, type RunJob } from './executions.queue.js';
 import type { FireInput, FireResult } from './fire.types.js';
@@ -134,7 +135,7 @@ const REFUSE = new SqlStatement(
 export class ExecutionsService {
   private readonly logger = new Logger(ExecutionsService.name);
   // A failed batch is not retried item by item: Redis, not an item, is what failed (see enqueue).
-  private readonly enqueues = new Batcher<string, void>((executionIds) => this.enqueueMany(executionIds), { retrySingly: () => false });
+  private readonly enqueues = new Batcher<RunJob, void>((jobs) => this.enqueueMany(jobs), { retrySingly: () => false });
   private readonly starts = new Batcher<Firing, boolean>(
     (firings) => this.startMany(firings),
     { keys: (f) => [f.customer_ref !== null && f.customer_id === null ? `${f.organization_id}:${f.customer_ref}` : null] },
@@ -203,14 +204,14 @@ export class ExecutionsService {
    * Fails at once while Bull's connection is down, and after ENQUEUE_DEADLINE_MS without an
    * answer: the client would otherwise hold the command (and the request) until Redis returns.
    */
-  private async enqueueMany(executionIds: string[]): Promise<void[]> {
+  private async enqueueMany(jobs: RunJob[]): Promise<void[]> {
     const client = this.queue.client;
     if (client.status !== 'ready') throw new RedisUnavailableError(`the executions queue's connection is ${client.status}`);
-    const adding = this.queue.addBulk(executionIds.map((executionId) => ({ name: ExecutionJobs.run, data: { executionId } satisfies RunJob, opts: RUN_JOB_OPTIONS })));
+    const adding = this.queue.addBulk(jobs.map((data) => ({ name: ExecutionJobs.run, data, opts: RUN_JOB_OPTIONS })));
     // Given up on, the adds may still reach Redis later: a second run job of an execution is harmless (see the engine).
     adding.catch(() => undefined);
     await withRedisDeadline(adding, ENQUEUE_DEADLINE_MS, 'adding run jobs');
-    return executionIds.map(() => undefined);
+    return jobs.map(() => undefined);
   }
 
   /** Starts the firings whose workflow is active, in one statement; true for each started. */
@@ -242,7 +243,12 @@ export class ExecutionsService {
    */
   async enqueue(executionId: string): Promise<void> {
     try {
-      await this.enqueues.submit(executionId);
+      // Traces on: a producer span whose context the job carries (the worker's run span is its child).
+      if (tracingEnabled()) {
+        await inSpan('executions.enqueue', { 'execution.id': executionId }, () => this.enqueues.submit({ executionId, traceparent: currentTraceparent() }), { kind: SpanKind.PRODUCER });
+      } else {
+        await this.enqueues.submit({ executionId });
+      }
     } catch (error) {
       if (this.unqueued.size === 0) this.logger.warn(`Could not queue runs (${(error as Error).message}); retrying every ${REQUEUE_EVERY_MS} ms`);
       this.unqueued.add(executionId);
@@ -264,7 +270,7 @@ export class ExecutionsService {
   private async requeue(): Promise<void> {
     const ids = [...this.unqueued].slice(0, 500);
     try {
-      await this.enqueueMany(ids);
+      await this.enqueueMany(ids.map((executionId) => ({ executionId })));
       for (const id of ids) this.unqueued.delete(id);
       this.logger.log(`Queued ${ids.length} run(s) that waited for Redis`);
     } catch {

@@ -40,6 +40,8 @@ export class RunWrites {
   readonly steps: StepRecord[] = [];
   readonly messages: OutboundMessageRecord[] = [];
   readonly events: DomainEvent[] = [];
+  /** W3C traceparent of the run's span (traces on only), stored with its events for their webhook deliveries. */
+  traceparent?: string;
   /** Ids of the inbound replies this run read. */
   readonly consumed: string[] = [];
   /** Answers to store on the customer, merged in order (a later value wins, as successive `attributes || x` would). */

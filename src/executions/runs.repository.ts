@@ -5,7 +5,7 @@ import { WorkflowExecution } from './entities/workflow-execution.entity.js';
 import { Batcher } from '../common/batcher.js';
 import { SqlStatement } from '../database/sql-statement.js';
 import type { RunWrites } from './run-writes.js';
-import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
+import { INSERT_OUTBOX_EVENTS_TRACED } from '../events/outbox.sql.js';
 import { countWorkflowOutcomes } from '../workflows/workflows.sql.js';
 import { queueDeliveries } from '../channels/channels.sql.js';
 import { countFinished } from './executions.metrics.js';
@@ -97,9 +97,9 @@ const COMMIT = new SqlStatement<{ id: string }>(
     UPDATE customers c SET attributes = c.attributes || e.customer_attributes, updated_at = now()
       FROM execution e WHERE c.id = ANY (ARRAY[e.customer_id]) AND e.customer_attributes IS NOT NULL
   ), events AS (
-    ${INSERT_OUTBOX_EVENTS}
-    SELECT v.organization_id, v.type, v.data
-      FROM jsonb_to_recordset($5::jsonb) AS v(execution_id uuid, organization_id uuid, type varchar, data jsonb)
+    ${INSERT_OUTBOX_EVENTS_TRACED}
+    SELECT v.organization_id, v.type, v.data, v.traceparent
+      FROM jsonb_to_recordset($5::jsonb) AS v(execution_id uuid, organization_id uuid, type varchar, data jsonb, traceparent text)
       JOIN execution e ON e.id = v.execution_id
   ), trigger_execution AS (
     UPDATE trigger_executions t
@@ -251,7 +251,7 @@ export class RunsRepository {
         }),
       );
       for (const id of writes.consumed) consumed.push({ execution_id: e.id, id });
-      for (const v of writes.events) events.push({ execution_id: e.id, organization_id: v.organizationId, type: v.type, data: v.data });
+      for (const v of writes.events) events.push({ execution_id: e.id, organization_id: v.organizationId, type: v.type, data: v.data, traceparent: writes.traceparent });
     }
     const applied = await COMMIT.run(this.dataSource, [
       JSON.stringify(executions),

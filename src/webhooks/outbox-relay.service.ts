@@ -32,7 +32,7 @@ const RETENTION_EVERY_MS = 3_600_000;
  */
 const RELAY_SQL = `
   WITH batch AS (
-    SELECT id, organization_id, type, data, occurred_at FROM outbox_events
+    SELECT id, organization_id, type, data, occurred_at, traceparent FROM outbox_events
      WHERE published_at IS NULL
      ORDER BY occurred_at
      LIMIT $1
@@ -40,8 +40,8 @@ const RELAY_SQL = `
   ), published AS (
     UPDATE outbox_events o SET published_at = now() FROM batch b WHERE o.id = b.id
   ), inserted AS (
-    INSERT INTO webhook_deliveries (organization_id, webhook_id, event_id, event_type, event_timestamp, data, status, next_attempt_at)
-    SELECT b.organization_id, w.id, b.id, b.type, b.occurred_at, b.data, 'pending', now()
+    INSERT INTO webhook_deliveries (organization_id, webhook_id, event_id, event_type, event_timestamp, data, status, next_attempt_at, traceparent)
+    SELECT b.organization_id, w.id, b.id, b.type, b.occurred_at, b.data, 'pending', now(), b.traceparent
       FROM batch b
       JOIN webhooks w ON w.organization_id = b.organization_id AND w.active
        AND (b.type = ANY (w.events) OR '*' = ANY (w.events) OR split_part(b.type, '.', 1) || '.*' = ANY (w.events))

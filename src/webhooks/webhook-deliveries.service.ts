@@ -12,6 +12,7 @@ import type { AttemptStatus } from './entities/webhook-delivery-attempt.entity.j
 import type { Webhook } from './entities/webhook.entity.js';
 import { countWebhookResponse, webhookAttempts, webhookAttemptSeconds, webhookRelayLagSeconds } from './webhooks.metrics.js';
 import { isoTime } from '../common/iso-time.js';
+import { contextFromTraceparent, currentTraceparent, inSpan, SpanKind, tracingEnabled } from '../common/tracing/trace-context.js';
 
 /** A delivery as an attempt reads it (raw row of webhook_deliveries). */
 interface DeliveryRow {
@@ -23,6 +24,8 @@ interface DeliveryRow {
   event_timestamp: Date;
   data: Record<string, unknown>;
   attempts: number;
+  /** W3C traceparent of the span that wrote the event (traces on). */
+  traceparent?: string | null;
 }
 
 interface WebhookRow {
@@ -62,7 +65,7 @@ const LEASE_SQL = new SqlStatement<DeliveryRow & Record<string, unknown>>(`
   WITH leased AS (
     UPDATE webhook_deliveries d SET locked_until = now() + $2::int * interval '1 millisecond'
      WHERE d.id = ANY ($1::uuid[]) AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until < now())
-    RETURNING d.id, d.organization_id, d.webhook_id, d.event_id, d.event_type, d.event_timestamp, d.data, d.attempts
+    RETURNING d.id, d.organization_id, d.webhook_id, d.event_id, d.event_type, d.event_timestamp, d.data, d.attempts, d.traceparent
   )
   SELECT l.*, w.id AS w_id, w.url AS w_url, w.secret_encrypted AS w_secret_encrypted,
          w.previous_secret_encrypted AS w_previous_secret_encrypted, w.previous_secret_expires_at AS w_previous_secret_expires_at,
@@ -237,7 +240,7 @@ export class WebhookDeliveriesService {
             };
       byId.set(r.id, {
         id: r.id, organization_id: r.organization_id, webhook_id: r.webhook_id, event_id: r.event_id, event_type: r.event_type,
-        event_timestamp: r.event_timestamp, data: r.data, attempts: r.attempts, webhook,
+        event_timestamp: r.event_timestamp, data: r.data, attempts: r.attempts, traceparent: r.traceparent, webhook,
       });
     }
     // One lease per row: should the same id be asked for twice in a batch (a stalled job re-run), only the first gets it.
@@ -304,6 +307,24 @@ export class WebhookDeliveriesService {
     return rows.map((r) => r.id);
   }
 
+  /**
+   * Traces on: the attempt is a client span, child of the span that wrote the event (the run), and the
+   * receiver gets its W3C `traceparent` header (as Svix sends one). Ids, type, attempt and status only.
+   */
+  private sendTraced(webhook: WebhookRow, delivery: DeliveryRow, attempt: number, headers: Record<string, string>, body: string): Promise<AttemptResult> {
+    return inSpan(
+      'webhook.deliver',
+      { 'webhook.id': webhook.id, 'webhook.delivery_id': delivery.id, 'webhook.event_type': delivery.event_type, 'webhook.attempt': attempt },
+      async (span) => {
+        const traceparent = currentTraceparent();
+        const result = await this.client.send(this.url(webhook.url), traceparent ? { ...headers, traceparent } : headers, body);
+        span?.setAttributes({ 'http.response.status_code': result.statusCode ?? 0, 'webhook.outcome': outcomeOf(result) });
+        return result;
+      },
+      { kind: SpanKind.CLIENT, parent: delivery.traceparent ? contextFromTraceparent(delivery.traceparent) : undefined },
+    );
+  }
+
   private async send(webhook: WebhookRow, delivery: DeliveryRow, retries: boolean): Promise<AttemptReport> {
     const attempt = delivery.attempts + 1;
     const payload: DeliveryPayload = {
@@ -321,7 +342,8 @@ export class WebhookDeliveriesService {
     }
     const attemptedAt = new Date();
     if (attempt === 1 && retries) webhookRelayLagSeconds.observe((attemptedAt.getTime() - new Date(delivery.event_timestamp).getTime()) / 1000);
-    const result = await this.client.send(this.url(webhook.url), deliveryHeaders(secrets, delivery.id, delivery.event_type, body, attemptedAt), body);
+    const headers = deliveryHeaders(secrets, delivery.id, delivery.event_type, body, attemptedAt);
+    const result = tracingEnabled() ? await this.sendTraced(webhook, delivery, attempt, headers, body) : await this.client.send(this.url(webhook.url), headers, body);
     webhookAttemptSeconds.observe(result.responseTimeMs / 1000);
     countWebhookResponse(result);
 

@@ -2,6 +2,7 @@ import { stdSerializers } from 'pino';
 import type { Options } from 'pino-http';
 import type { AppConfig } from '../../config/app-config.js';
 import { redactUrl } from '../logging/redact-url.js';
+import { traceLogFields, tracingEnabled } from '../tracing/trace-context.js';
 
 interface LoggedRequest {
   id: string;
@@ -34,5 +35,12 @@ export const REQUEST_LOG_SERIALIZERS = {
  * (the error filter logs the request id, the path and the cause).
  */
 export function pinoOptions(config: Pick<AppConfig, 'logLevel'>): Options {
-  return { level: config.logLevel, wrapSerializers: false, serializers: REQUEST_LOG_SERIALIZERS };
+  return {
+    level: config.logLevel,
+    wrapSerializers: false,
+    serializers: REQUEST_LOG_SERIALIZERS,
+    // With traces on (OTEL_EXPORTER_OTLP_ENDPOINT), each line written under an active span carries its
+    // `trace_id` and `span_id`; with them off there is no mixin at all.
+    ...(tracingEnabled() ? { mixin: traceLogFields } : {}),
+  };
 }

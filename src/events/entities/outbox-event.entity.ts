@@ -25,4 +25,8 @@ export class OutboxEvent {
 
   @Column({ name: 'published_at', type: 'timestamptz', nullable: true })
   publishedAt: Date | null;
+
+  /** W3C traceparent of the span that wrote the event (traces on), sent on by its webhook deliveries. */
+  @Column({ type: 'varchar', length: 55, nullable: true })
+  traceparent: string | null;
 }

@@ -3,6 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { withRedisDeadline } from '../../redis/redis-errors.js';
 import { CHANNEL_SENDS_QUEUE, ChannelSendJobs, SEND_JOB_OPTIONS, type SendJob } from './channel-sends.queue.js';
+import { currentTraceparent } from '../../common/tracing/trace-context.js';
 
 /** How long adding send jobs may wait on Redis; past it the sweep sends them later. */
 const ADD_DEADLINE_MS = 1000;
@@ -61,7 +62,7 @@ export class ChannelSendDispatcher {
   private async addJobs(messageIds: readonly string[]): Promise<void> {
     try {
       const adding = this.queue.addBulk(
-        messageIds.map((messageId) => ({ name: ChannelSendJobs.send, data: { messageId } satisfies SendJob, opts: { ...SEND_JOB_OPTIONS, jobId: `send:${messageId}` } })),
+        messageIds.map((messageId) => ({ name: ChannelSendJobs.send, data: { messageId, traceparent: currentTraceparent() } satisfies SendJob, opts: { ...SEND_JOB_OPTIONS, jobId: `send:${messageId}` } })),
       );
       adding.catch(() => undefined);
       await withRedisDeadline(adding, ADD_DEADLINE_MS, 'adding send jobs');

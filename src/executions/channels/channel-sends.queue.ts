@@ -14,6 +14,8 @@ export const ChannelSendJobs = {
 
 export interface SendJob {
   messageId: string;
+  /** W3C traceparent of the run that queued the send (traces on only). */
+  traceparent?: string;
 }
 
 /** The name of the backoff strategy that honours a provider's Retry-After (registered with the queue). */

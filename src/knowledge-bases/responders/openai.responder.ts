@@ -4,6 +4,7 @@ import type { KnowledgeEntry } from '../entities/knowledge-base.entity.js';
 import { AiProviderError } from '../knowledge-bases.errors.js';
 import type { KnowledgeIndexes } from '../knowledge-indexes.js';
 import type { KnowledgeAnswer, KnowledgeResponder } from '../knowledge-responder.js';
+import { inSpan, SpanKind, tracingEnabled } from '../../common/tracing/trace-context.js';
 
 /** Entries given to the model: the best BM25 matches only, to keep prompts small and on topic. */
 export const PROMPT_ENTRIES = 5;
@@ -55,7 +56,13 @@ export class OpenAiResponder implements KnowledgeResponder {
     ].join('\n');
   }
 
-  private async complete(system: string, question: string): Promise<string> {
+  /** Traces on: the call is a span with the provider and the model (never the prompt, the answer or the key). */
+  private complete(system: string, question: string): Promise<string> {
+    if (!tracingEnabled()) return this.completeUntraced(system, question);
+    return inSpan('ai.complete', { 'ai.provider': 'openai', 'ai.model': this.ai.model }, () => this.completeUntraced(system, question), { kind: SpanKind.CLIENT });
+  }
+
+  private async completeUntraced(system: string, question: string): Promise<string> {
     const url = `${this.ai.baseUrl}/chat/completions`;
     const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json' };
     if (this.ai.apiKey) headers.Authorization = `Bearer ${this.ai.apiKey}`;

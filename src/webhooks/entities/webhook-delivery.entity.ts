@@ -49,4 +49,8 @@ export class WebhookDelivery {
 
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
   completedAt: Date | null;
+
+  /** W3C traceparent of the span that wrote the event (traces on): each attempt's span is its child. */
+  @Column({ type: 'varchar', length: 55, nullable: true })
+  traceparent: string | null;
 }
