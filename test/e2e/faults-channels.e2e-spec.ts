@@ -110,6 +110,17 @@ describe('channel sends through provider outages and worker crashes', { timeout:
       await first.kill();
       startWorker();
       await waitFor('every reply delivered', async () => customers.every((c) => new Set(textsTo(c)).size === REPLIES.length), 90_000, 200);
+      // A send the provider accepted just before the kill reached the customer but is still `sending` in the
+      // database until its lease runs out and the sweep sends it again (the documented duplicate): wait for that.
+      await waitFor(
+        'every send recorded',
+        async () => {
+          const rows = await db.query(`SELECT count(*)::int AS n FROM message_deliveries WHERE channel_account_id = $1 AND status <> 'sent'`, [accountId]);
+          return rows[0].n === 0;
+        },
+        60_000,
+        200,
+      );
     } finally {
       fake.delayMs = 0;
     }
