@@ -35,6 +35,7 @@ import { DeliveryRollupsFolded1770500000000 } from './1770500000000-DeliveryRoll
 import { VoiceCalls1770600000000 } from './1770600000000-VoiceCalls.js';
 import { CustomerHandoff1770700000000 } from './1770700000000-CustomerHandoff.js';
 import { MessageBursts1770800000000 } from './1770800000000-MessageBursts.js';
+import { ExecutionRetention1771000000000 } from './1771000000000-ExecutionRetention.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -72,4 +73,5 @@ export const MIGRATIONS = [
   VoiceCalls1770600000000,
   CustomerHandoff1770700000000,
   MessageBursts1770800000000,
+  ExecutionRetention1771000000000,
 ];
