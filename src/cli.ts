@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { PERMISSION_LEVELS, type PermissionLevel } from './auth/access.js';
 import { ApiKeysService } from './auth/api-keys/api-keys.service.js';
 import { AuthModule } from './auth/auth.module.js';
+import { formatExecutionRetention, parseExecutionRetention } from './auth/organizations/execution-retention.js';
 import { OrganizationsService } from './auth/organizations/organizations.service.js';
 import { UsersService } from './auth/users/users.service.js';
 import { CryptoModule } from './common/crypto/crypto.module.js';
@@ -21,7 +22,8 @@ import { RedisModule } from './redis/redis.module.js';
 const USAGE = `Usage:
   npm run cli -- org:create --name <name>
   npm run cli -- api-key:create --org <organization id> --name <name> --level read_only|read_write|full_access
-  npm run cli -- user:create --org <organization id> --email <email> --password <password>`;
+  npm run cli -- user:create --org <organization id> --email <email> --password <password>
+  npm run cli -- org:settings --org <organization id> --execution-retention <duration such as 30d>|off|default`;
 
 class UsageError extends Error {}
 
@@ -45,10 +47,17 @@ async function run(argv: string[]): Promise<object> {
   const [command, ...rest] = argv;
   const { values } = parseArgs({
     args: rest,
-    options: { name: { type: 'string' }, org: { type: 'string' }, level: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' } },
+    options: {
+      name: { type: 'string' },
+      org: { type: 'string' },
+      level: { type: 'string' },
+      email: { type: 'string' },
+      password: { type: 'string' },
+      'execution-retention': { type: 'string' },
+    },
     strict: true,
   });
-  if (!['org:create', 'api-key:create', 'user:create'].includes(command ?? '')) throw new UsageError(`Unknown command ${command ?? '(none)'}`);
+  if (!['org:create', 'api-key:create', 'user:create', 'org:settings'].includes(command ?? '')) throw new UsageError(`Unknown command ${command ?? '(none)'}`);
 
   const config = AppConfig.fromEnv();
   await prepareDatabase(config);
@@ -72,6 +81,15 @@ async function run(argv: string[]): Promise<object> {
         const orgId = await organizationOf(required(values, 'org'));
         const { apiKey, key } = await apiKeys.create(orgId, required(values, 'name'), level as PermissionLevel);
         return { id: apiKey.id, key };
+      }
+      // Execution data retention: the organization's override of EXECUTION_RETENTION.
+      case 'org:settings': {
+        const orgId = await organizationOf(required(values, 'org'));
+        const retention = parseExecutionRetention(required(values, 'execution-retention'));
+        if (retention === undefined) throw new UsageError('--execution-retention must be a duration of at least 1d (such as 30d), off or default');
+        await organizations.setExecutionRetention(orgId, retention);
+        const organization = await organizations.findById(orgId);
+        return { organization_id: orgId, execution_retention: formatExecutionRetention(organization?.executionRetentionMs ?? null) };
       }
       default: {
         const orgId = await organizationOf(required(values, 'org'));

@@ -4,6 +4,20 @@ import { ApiData } from '../common/http/api-docs.js';
 import { ok } from '../common/http/envelope.js';
 import { PERMISSION_LEVELS, type CredentialType, type PermissionLevel, type Principal } from './access.js';
 import { AnyCredential, CurrentPrincipal } from './decorators/access.decorators.js';
+import { Organization } from './organizations/entities/organization.entity.js';
+import { formatExecutionRetention } from './organizations/execution-retention.js';
+import { OrganizationsService } from './organizations/organizations.service.js';
+
+export class MeOrganization {
+  @ApiProperty() id: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: '30d',
+    description: "The organization's execution data retention override (a duration, or off: kept forever); null: the service's EXECUTION_RETENTION",
+  })
+  execution_retention: string | null;
+}
 
 export class MeResponse {
   @ApiProperty({ enum: ['api_key', 'oauth', 'jwt'] }) credential_type: CredentialType;
@@ -13,9 +27,16 @@ export class MeResponse {
   @ApiPropertyOptional({ enum: PERMISSION_LEVELS, description: 'API keys only' }) permission_level?: PermissionLevel;
   @ApiPropertyOptional({ type: [String], description: 'OAuth tokens and JWTs only' }) scopes?: string[];
   @ApiPropertyOptional({ description: 'OAuth tokens only: the user who authorized the client (credential_id is the client)' }) user_id?: string;
+  @ApiProperty({ type: MeOrganization }) organization: MeOrganization;
 
-  static from(p: Principal): MeResponse {
-    const me: MeResponse = { credential_type: p.credentialType, credential_id: p.credentialId, name: p.name, organization_id: p.organizationId };
+  static from(p: Principal, organization: Organization | null): MeResponse {
+    const me: MeResponse = {
+      credential_type: p.credentialType,
+      credential_id: p.credentialId,
+      name: p.name,
+      organization_id: p.organizationId,
+      organization: { id: p.organizationId, execution_retention: formatExecutionRetention(organization?.executionRetentionMs ?? null) },
+    };
     if (p.permissionLevel) me.permission_level = p.permissionLevel;
     if (p.scopes) me.scopes = p.scopes;
     if (p.userId) me.user_id = p.userId;
@@ -26,11 +47,13 @@ export class MeResponse {
 @ApiTags('Authentication')
 @Controller('v1/me')
 export class MeController {
+  constructor(private readonly organizations: OrganizationsService) {}
+
   @Get()
   @AnyCredential()
   @ApiOperation({ summary: 'Describe the credential of this request' })
   @ApiData(MeResponse)
-  me(@CurrentPrincipal() principal: Principal) {
-    return ok(MeResponse.from(principal));
+  async me(@CurrentPrincipal() principal: Principal) {
+    return ok(MeResponse.from(principal, await this.organizations.findById(principal.organizationId)));
   }
 }
