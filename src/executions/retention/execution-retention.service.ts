@@ -1,6 +1,7 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type QueryRunner } from 'typeorm';
+import { executionRetentionsSql } from '../../auth/organizations/organizations.sql.js';
 import { AppConfig } from '../../config/app-config.js';
 
 /** The tables range-partitioned by month on their UUIDv7 id (migration ExecutionRetention). */
@@ -117,8 +118,8 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
     }
     // The effective retention of every organization: its own, else the service's (0 and off: keep all).
     const [span] = (await runner.query(
-      `SELECT bool_or(r IS NULL) AS keeps_all, max(r)::text AS longest, min(r)::text AS shortest
-         FROM (SELECT CASE WHEN execution_retention_ms IS NULL THEN $1::bigint ELSE NULLIF(execution_retention_ms, 0) END AS r FROM organizations) o`,
+      `SELECT bool_or(o.retention_ms IS NULL) AS keeps_all, max(o.retention_ms)::text AS longest, min(o.retention_ms)::text AS shortest
+         FROM (${executionRetentionsSql('$1')}) o`,
       [this.config.executionRetentionMs],
     )) as { keeps_all: boolean | null; longest: string | null; shortest: string | null }[];
     if (span.shortest === null) return; // no organization removes anything
@@ -180,9 +181,9 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
     for (;;) {
       const [, count] = (await runner.query(
         `DELETE FROM ONLY "${partition}" WHERE id IN (
-           SELECT t.id FROM ONLY "${partition}" t JOIN organizations o ON o.id = t.organization_id
+           SELECT t.id FROM ONLY "${partition}" t JOIN (${executionRetentionsSql('$3')}) o ON o.organization_id = t.organization_id
             WHERE t.id < $1::uuid AND t.status <> 'running'
-              AND t.id < uuid_v7_floor(to_timestamp($2 / 1000.0) - make_interval(secs => (CASE WHEN o.execution_retention_ms IS NULL THEN $3::bigint ELSE NULLIF(o.execution_retention_ms, 0) END) / 1000.0))
+              AND t.id < uuid_v7_floor(to_timestamp($2 / 1000.0) - make_interval(secs => o.retention_ms / 1000.0))
             ORDER BY t.id LIMIT ${TRIM_BATCH})`,
         [trimBefore, now, this.config.executionRetentionMs],
       )) as [unknown, number];
