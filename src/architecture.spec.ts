@@ -67,6 +67,8 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   message_bursts: 'customers',
   voice_calls: 'channels',
   voice_call_turns: 'channels',
+  // The DEFAULT partition of trigger_executions (migration ExecutionRetention; its monthly partitions are made at run time).
+  trigger_executions_default: 'executions',
 };
 
 /**
