@@ -15,6 +15,8 @@ export const TRIM_BATCH = 5_000;
 const MONTHS_AHEAD = 2;
 /** A partition drop waits at most this long for its lock, then the drop is left to the next pass. */
 const DROP_LOCK_TIMEOUT = '2s';
+/** How long the check for a running firing in a month may read. */
+const RUNNING_CHECK_TIMEOUT = '5min';
 /** The session advisory lock that makes one pass at a time across the workers (any number, fixed). */
 const RETENTION_LOCK = 7_710_000_001;
 
@@ -159,6 +161,9 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
     await runner.startTransaction();
     try {
       await runner.query(`SET LOCAL lock_timeout = '${DROP_LOCK_TIMEOUT}'`);
+      // The check reads the month until its first running row (the whole month when there is none): beyond the
+      // service's per-statement limit on a large month.
+      await runner.query(`SET LOCAL statement_timeout = '${RUNNING_CHECK_TIMEOUT}'`);
       const [{ busy }] = (await runner.query(`SELECT EXISTS (SELECT 1 FROM ONLY "${p.name}" WHERE status = 'running') AS busy`)) as { busy: boolean }[];
       if (busy) {
         await runner.rollbackTransaction();
