@@ -37,6 +37,7 @@ import { CustomerHandoff1770700000000 } from './1770700000000-CustomerHandoff.js
 import { MessageBursts1770800000000 } from './1770800000000-MessageBursts.js';
 import { OrganizationLimits1770900000000 } from './1770900000000-OrganizationLimits.js';
 import { TraceContext1770950000000 } from './1770950000000-TraceContext.js';
+import { ExecutionRetention1771000000000 } from './1771000000000-ExecutionRetention.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -76,4 +77,5 @@ export const MIGRATIONS = [
   MessageBursts1770800000000,
   OrganizationLimits1770900000000,
   TraceContext1770950000000,
+  ExecutionRetention1771000000000,
 ];

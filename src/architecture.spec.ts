@@ -70,6 +70,8 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   voice_call_turns: 'channels',
   // An organization's overrides of the request limits (the CLI's org:limits), held in memory by the throttler.
   organization_limits: 'rate-limits',
+  // The DEFAULT partition of trigger_executions (migration ExecutionRetention; its monthly partitions are made at run time).
+  trigger_executions_default: 'executions',
 };
 
 /**

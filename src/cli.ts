@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { PERMISSION_LEVELS, type PermissionLevel } from './auth/access.js';
 import { ApiKeysService } from './auth/api-keys/api-keys.service.js';
 import { AuthModule } from './auth/auth.module.js';
+import { formatExecutionRetention, parseExecutionRetention } from './auth/organizations/execution-retention.js';
 import { OrganizationsService } from './auth/organizations/organizations.service.js';
 import { UsersService } from './auth/users/users.service.js';
 import { CryptoModule } from './common/crypto/crypto.module.js';
@@ -25,7 +26,8 @@ const USAGE = `Usage:
   npm run cli -- org:create --name <name>
   npm run cli -- api-key:create --org <organization id> --name <name> --level read_only|read_write|full_access
   npm run cli -- user:create --org <organization id> --email <email> --password <password>
-${ORG_LIMITS_USAGE}`;
+${ORG_LIMITS_USAGE}
+  npm run cli -- org:settings --org <organization id> --execution-retention <duration such as 30d>|off|default`;
 
 class UsageError extends Error {}
 
@@ -55,11 +57,12 @@ async function run(argv: string[]): Promise<object> {
       level: { type: 'string' },
       email: { type: 'string' },
       password: { type: 'string' },
+      'execution-retention': { type: 'string' },
       ...(command === ORG_LIMITS_COMMAND ? ORG_LIMITS_OPTIONS : {}),
     },
     strict: true,
   });
-  if (!['org:create', 'api-key:create', 'user:create', ORG_LIMITS_COMMAND].includes(command ?? '')) throw new UsageError(`Unknown command ${command ?? '(none)'}`);
+  if (!['org:create', 'api-key:create', 'user:create', 'org:settings', ORG_LIMITS_COMMAND].includes(command ?? '')) throw new UsageError(`Unknown command ${command ?? '(none)'}`);
   // org:limits: the figures are checked before anything is opened.
   const limits = command === ORG_LIMITS_COMMAND ? parseOrganizationLimits(values, (message) => new UsageError(message)) : undefined;
 
@@ -93,6 +96,15 @@ async function run(argv: string[]): Promise<object> {
         const { limits: now, published } = await store.change(orgId, limits.change, limits.reset);
         if (!published) process.stderr.write('Saved; Redis could not be told, so the API processes apply it on their next periodic read\n');
         return { organization_id: orgId, limits: now };
+      }
+      // Execution data retention: the organization's override of EXECUTION_RETENTION.
+      case 'org:settings': {
+        const orgId = await organizationOf(required(values, 'org'));
+        const retention = parseExecutionRetention(required(values, 'execution-retention'));
+        if (retention === undefined) throw new UsageError('--execution-retention must be a duration of at least 1d (such as 30d), off or default');
+        await organizations.setExecutionRetention(orgId, retention);
+        const organization = await organizations.findById(orgId);
+        return { organization_id: orgId, execution_retention: formatExecutionRetention(organization?.executionRetentionMs ?? null) };
       }
       default: {
         const orgId = await organizationOf(required(values, 'org'));

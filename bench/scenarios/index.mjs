@@ -9,6 +9,7 @@ import deliveries from './deliveries.mjs';
 import executions from './executions.mjs';
 import executionsWebhooks from './executions-webhooks.mjs';
 import history, { analytics } from './history.mjs';
+import retention from './retention.mjs';
 import voice from './voice.mjs';
 import workflowsRead from './workflows-read.mjs';
 
@@ -17,6 +18,7 @@ export const SCENARIOS = [workflowsRead, executions, channels, executionsWebhook
 
 /**
  * Scenarios run only when named in BENCH_SCENARIOS: `analytics` seeds the same year as `history`
- * and measures only the analytics rows, which a full run already measures within `history`.
+ * and measures only the analytics rows, which a full run already measures within `history`;
+ * `retention` seeds that year too and prunes it to 30 days (EXECUTION_RETENTION).
  */
-export const NAMED_ONLY = [analytics];
+export const NAMED_ONLY = [analytics, retention];

@@ -6,6 +6,8 @@ import { AppConfig } from '../config/app-config.js';
 import { OrganizationLimits, type EffectiveLimit, type EffectiveLimits } from '../rate-limits/organization-limits.js';
 import { PERMISSION_LEVELS, type CredentialType, type PermissionLevel, type Principal } from './access.js';
 import { AnyCredential, CurrentPrincipal } from './decorators/access.decorators.js';
+import { formatExecutionRetention } from './organizations/execution-retention.js';
+import { OrganizationsService } from './organizations/organizations.service.js';
 
 export class EffectiveLimitDto implements EffectiveLimit {
   @ApiProperty({ description: 'Requests per hour per credential', example: 1000 }) value: number;
@@ -30,6 +32,13 @@ export class MeOrganizationDto {
   @ApiProperty() id: string;
   @ApiProperty({ description: 'Whether this deployment enforces rate limits at all (RATE_LIMITS_ENABLED)' }) rate_limits_enabled: boolean;
   @ApiProperty({ type: OrganizationLimitsDto }) limits: OrganizationLimitsDto;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: '30d',
+    description: "The organization's execution data retention override (a duration, or off: kept forever); null: the service's EXECUTION_RETENTION",
+  })
+  execution_retention: string | null;
 }
 
 export class MeResponse {
@@ -57,14 +66,21 @@ export class MeController {
   constructor(
     private readonly limits: OrganizationLimits,
     private readonly config: AppConfig,
+    private readonly organizations: OrganizationsService,
   ) {}
 
   @Get()
   @AnyCredential()
   @ApiOperation({ summary: 'Describe the credential of this request, and the request limits of its organization' })
   @ApiData(MeResponse)
-  me(@CurrentPrincipal() principal: Principal) {
-    const organization = { id: principal.organizationId, rate_limits_enabled: this.config.rateLimitsEnabled, limits: this.limits.effective(principal.organizationId) };
+  async me(@CurrentPrincipal() principal: Principal) {
+    const stored = await this.organizations.findById(principal.organizationId);
+    const organization = {
+      id: principal.organizationId,
+      rate_limits_enabled: this.config.rateLimitsEnabled,
+      limits: this.limits.effective(principal.organizationId),
+      execution_retention: formatExecutionRetention(stored?.executionRetentionMs ?? null),
+    };
     return ok(MeResponse.from(principal, organization));
   }
 }

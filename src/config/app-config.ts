@@ -70,6 +70,8 @@ export class AppConfig {
     outboxRetentionMs: number;
     disableAfterMs: number;
   };
+  /** EXECUTION_RETENTION in milliseconds; null: off (keep everything). */
+  readonly executionRetentionMs: number | null;
   readonly channels: {
     /** Provider base URLs by provider name, without a trailing slash. */
     apiUrls: { whatsapp_cloud: string; instagram: string; twilio: string };
@@ -167,6 +169,8 @@ export class AppConfig {
       outboxRetentionMs: parseDuration(env.OUTBOX_RETENTION),
       disableAfterMs: parseDuration(env.WEBHOOK_DISABLE_AFTER),
     };
+    this.executionRetentionMs = env.EXECUTION_RETENTION === 'off' ? null : parseDuration(env.EXECUTION_RETENTION);
+    if (this.executionRetentionMs !== null && this.executionRetentionMs < 86_400_000) throw new ConfigError('Invalid configuration:\n  EXECUTION_RETENTION: must be off or at least 1d');
     this.channels = {
       apiUrls: {
         whatsapp_cloud: env.WHATSAPP_API_URL.replace(/\/+$/, ''),

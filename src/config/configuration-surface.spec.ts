@@ -73,6 +73,7 @@ const SAMPLES: Record<string, string> = {
   WEBHOOK_CA_FILE: '/etc/ca.pem',
   WEBHOOK_PROXY_URL: 'http://proxy:3128',
   OUTBOX_RETENTION: '1d',
+  EXECUTION_RETENTION: '30d',
   WEBHOOK_DISABLE_AFTER: '1d',
   WHATSAPP_API_URL: 'http://127.0.0.1:9/v1',
   INSTAGRAM_API_URL: 'http://127.0.0.1:9/v2',

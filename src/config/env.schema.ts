@@ -346,6 +346,14 @@ export class EnvVars {
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'OUTBOX_RETENTION must be a duration such as 604800, 12h or 7d' })
   OUTBOX_RETENTION: string = '7d';
 
+  /**
+   * How long execution data is kept (`off`: forever). Older firings are removed by partition drops
+   * (ExecutionRetention); an organization may override it (`org:settings --execution-retention`).
+   */
+  @IsString()
+  @Matches(/^(off|[1-9]\d*(ms|s|m|h|d)?)$/, { message: 'EXECUTION_RETENTION must be off or a duration such as 30d' })
+  EXECUTION_RETENTION: string = 'off';
+
   /** Base URL of Meta's Graph API for WhatsApp Cloud API sends (tests point it at a local fake). */
   @IsString()
   @Matches(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, { message: 'WHATSAPP_API_URL must be an http(s) URL' })

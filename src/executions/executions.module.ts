@@ -19,6 +19,7 @@ import { ExecutionsQueryService } from './executions-query.service.js';
 import { ExecutionsProcessor } from './executions.processor.js';
 import { EXECUTIONS_QUEUE } from './executions.queue.js';
 import { ExecutionsService } from './executions.service.js';
+import { ExecutionRetention } from './retention/execution-retention.service.js';
 import { RunsRepository } from './runs.repository.js';
 import { AiResponseNodeHandler } from './nodes/ai-response.node-handler.js';
 import { FormNodeHandler } from './nodes/form.node-handler.js';
@@ -71,6 +72,9 @@ import { WorkflowExecutionsController } from './workflow-executions.controller.j
 })
 export class ExecutionsModule {}
 
-/** The engine's queue processor, loaded only in worker processes (APP_ROLE worker or all). */
-@Module({ imports: [ExecutionsModule], providers: [ExecutionsProcessor] })
+/**
+ * The engine's queue processor and the execution data retention loop, loaded only in worker
+ * processes (APP_ROLE worker or all).
+ */
+@Module({ imports: [ExecutionsModule], providers: [ExecutionsProcessor, ExecutionRetention], exports: [ExecutionRetention] })
 export class ExecutionsWorkerModule {}

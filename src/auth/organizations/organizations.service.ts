@@ -22,6 +22,11 @@ export class OrganizationsService {
     return this.organizations.findOne({ where: { id } });
   }
 
+  /** Sets the organization's execution retention override (null: the service's EXECUTION_RETENTION; 0: keep everything). */
+  async setExecutionRetention(id: string, retentionMs: number | null): Promise<void> {
+    await this.organizations.update({ id }, { executionRetentionMs: retentionMs === null ? null : String(retentionMs) });
+  }
+
   /** Returns the organization with this name, creating it if needed (safe under concurrent starts). */
   async ensure(name: string): Promise<Organization> {
     await this.organizations.createQueryBuilder().insert().values({ name }).orIgnore().execute();

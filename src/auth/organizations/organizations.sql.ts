@@ -11,3 +11,12 @@ export function workflowsVersionOf(organization: string): string {
 export function workflowCountOf(organization: string): string {
   return `SELECT workflow_count AS total FROM organizations WHERE id = ${organization}`;
 }
+
+/**
+ * Each organization's execution data retention in force (migration ExecutionRetention), as a subquery of
+ * `(organization_id, retention_ms)`: its override, else the service's EXECUTION_RETENTION (`serviceMs`, a
+ * bigint parameter or NULL); NULL when it keeps everything. For the executions module's retention pass.
+ */
+export function executionRetentionsSql(serviceMs: string): string {
+  return `SELECT id AS organization_id, CASE WHEN execution_retention_ms IS NULL THEN ${serviceMs}::bigint ELSE NULLIF(execution_retention_ms, 0) END AS retention_ms FROM organizations`;
+}

@@ -1,0 +1,149 @@
+// Execution data retention (EXECUTION_RETENTION) on the seeded year of `history` (bench/lib/history-seed.mjs):
+// the firings (`trigger_executions`, range-partitioned by month on their UUIDv7 id) are re-keyed with the UUIDv7
+// of their time, as the engine writes them, into monthly partitions back thirteen months (what a year of the
+// retention loop leaves). Measured:
+// - history p95s (the trigger's list and its 30- and 365-day metrics) before and after the prune: within 25%;
+// - executions/s without a prune, then while the prune runs: twelve retention passes one second apart, each
+//   shortening the retention by 30 days (360 down to 30), so that the month drops and the edge trims fall in
+//   the measured window (BENCH_DURATION_S of at least 12 covers them all). Target: within 5% of the run without;
+// - the prune's database time: the sum of the passes (each is SQL only, on one connection), target < 2 s.
+// Not part of the default run (it seeds the whole history): BENCH_SCENARIOS=retention.
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { measureExecutionsPerSecond } from '../lib/executions-load.mjs';
+import { seedHistory } from '../lib/history-seed.mjs';
+import { round } from '../lib/load.mjs';
+
+const DAY = 86_400_000;
+const PRUNE_MAX_S = 2;
+const P95_GROWTH = 1.25;
+
+function scaleFromEnv() {
+  const scale = Number(process.env.BENCH_HISTORY_SCALE ?? '1');
+  if (!(scale > 0 && scale <= 10)) throw new Error('BENCH_HISTORY_SCALE must be a number in (0, 10]');
+  return scale;
+}
+
+/** The retention pass of the build under test, on a connection of its own. */
+async function retentionOf(databaseUrl) {
+  const { dataSourceOptions } = await import('../../dist/src/database/data-source.options.js');
+  const { ExecutionRetention } = await import('../../dist/src/executions/retention/execution-retention.service.js');
+  const ds = new DataSource({ ...dataSourceOptions({ databaseUrl }), migrationsRun: false });
+  await ds.initialize();
+  return {
+    prune: (retentionMs) => new ExecutionRetention(ds, { executionRetentionMs: retentionMs }).prune(Date.now()),
+    close: () => ds.destroy(),
+  };
+}
+
+/** The seed's firings keyed by their time (the seed keys them all at the time of seeding). */
+async function rekeyByTime(db) {
+  const { rows } = await db.query(
+    `SELECT string_agg(quote_ident(column_name), ', ' ORDER BY ordinal_position) AS cols FROM information_schema.columns WHERE table_name = 'trigger_executions' AND column_name <> 'id'`,
+  );
+  const cols = rows[0].cols;
+  await db.query(`SELECT retention_partitions_ensure('trigger_executions', now() - interval '13 months', now() + interval '2 months')`);
+  await db.query('BEGIN');
+  try {
+    // Bench set-up only: the rows move without touching the change logs (their rollups are already folded).
+    await db.query('ALTER TABLE trigger_executions DISABLE TRIGGER USER');
+    await db.query(`CREATE TEMP TABLE te_seed ON COMMIT DROP AS SELECT * FROM trigger_executions`);
+    await db.query('TRUNCATE trigger_executions');
+    await db.query(
+      `INSERT INTO trigger_executions (id, ${cols})
+       SELECT (substr(uuid_v7_floor(triggered_at)::text, 1, 14) || substr(id::text, 15))::uuid, ${cols} FROM te_seed`,
+    );
+    await db.query('ALTER TABLE trigger_executions ENABLE TRIGGER USER');
+    await db.query('COMMIT');
+  } catch (error) {
+    await db.query('ROLLBACK');
+    throw error;
+  }
+  await db.query('ANALYZE trigger_executions');
+}
+
+export default {
+  name: 'retention',
+  description: 'EXECUTION_RETENTION on the seeded year: eleven months of firings dropped by partitions while executions run; history p95s before and after',
+
+  async run(ctx) {
+    const scale = scaleFromEnv();
+    const api = await ctx.startApp({ role: 'api' });
+    const db = new pg.Client({ connectionString: ctx.databaseUrl });
+    await db.connect();
+    const retention = await retentionOf(ctx.databaseUrl);
+    try {
+      const seeded = await seedHistory(db, { scale, log: (line) => console.log(line) });
+      await db.query('SELECT rollups_fold(100000000)');
+      await rekeyByTime(db);
+      const { triggerId } = seeded;
+      const headers = { authorization: `Bearer ${ctx.apiKey}` };
+      const now = Date.now();
+      const targets = [
+        { name: 'GET triggers/{id}/executions?limit=20', path: `/v1/triggers/${triggerId}/executions?limit=20` },
+        { name: 'GET triggers/{id}/metrics (30 days)', path: `/v1/triggers/${triggerId}/metrics` },
+        {
+          name: 'GET triggers/{id}/metrics (365 days)',
+          path: `/v1/triggers/${triggerId}/metrics?start_date=${new Date(now - 365 * DAY).toISOString().slice(0, 10)}&granularity=month`,
+        },
+      ];
+      const connections = Number(process.env.BENCH_HISTORY_CONNECTIONS ?? '4');
+      const read = () => ctx.measureInterleaved(targets.map((t) => ({ url: `${api.url}${t.path}`, headers, connections })));
+      const yearBefore = await (await fetch(`${api.url}${targets[2].path}`, { headers })).json();
+      const readsBefore = await read();
+
+      await ctx.startApp({ role: 'worker', env: { WORKER_CONCURRENCY: '10' } });
+      const without = await measureExecutionsPerSecond(ctx, api.url, db);
+
+      // The staircase starts once the load's warm-up is over (its set-up and sanity run take about two seconds).
+      const passes = [];
+      const staircase = (async () => {
+        await new Promise((r) => setTimeout(r, (ctx.config.warmupS + 2) * 1000));
+        for (let days = 360; days >= 30; days -= 30) {
+          const started = process.hrtime.bigint();
+          const report = await retention.prune(days * DAY);
+          passes.push({ ms: Number(process.hrtime.bigint() - started) / 1e6, dropped: report.dropped.length, trimmed: report.trimmed });
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      })();
+      const during = await measureExecutionsPerSecond(ctx, api.url, db);
+      await staircase;
+      const pruneS = round(passes.reduce((s, p) => s + p.ms, 0) / 1000, 3);
+      const dropped = passes.reduce((s, p) => s + p.dropped, 0);
+      const trimmed = passes.reduce((s, p) => s + p.trimmed, 0);
+
+      const readsAfter = await read();
+      const yearAfter = await (await fetch(`${api.url}${targets[2].path}`, { headers })).json();
+      const unchanged = JSON.stringify(yearBefore.data) === JSON.stringify(yearAfter.data);
+
+      const rows = [
+        { name: 'executions/s, no prune', measurement: without },
+        {
+          name: 'executions/s while eleven months are pruned',
+          measurement: during,
+          min_per_s: round(without.requests_per_s * 0.95, 1),
+          note: `${round(during.requests_per_s / Math.max(without.requests_per_s, 0.001), 3)}x the run without (target >= 0.95)`,
+        },
+        {
+          name: 'prune: eleven months of firings (sum of the passes)',
+          measurement: { requests_per_s: 0, requests_total: passes.length, p50_ms: null, p95_ms: null, p99_ms: null, errors: unchanged ? 0 : 1, non_2xx: 0, duration_s: pruneS },
+          note:
+            `${pruneS} s (target < ${PRUNE_MAX_S} s${pruneS >= PRUNE_MAX_S ? ': MISSED' : ''}); ${dropped} partitions dropped, ${trimmed} rows trimmed; ` +
+            `passes ${JSON.stringify(passes.map((p) => Math.round(p.ms)))} ms; 365-day trigger metrics ${unchanged ? 'unchanged' : 'CHANGED'}`,
+        },
+      ];
+      targets.forEach((t, i) => {
+        rows.push({ name: `${t.name}, before the prune`, measurement: readsBefore[i] });
+        rows.push({
+          name: `${t.name}, after the prune`,
+          measurement: readsAfter[i],
+          max_p95_ms: Math.max(5, Math.ceil((readsBefore[i].p95_ms ?? 0) * P95_GROWTH)),
+        });
+      });
+      return rows;
+    } finally {
+      await retention.close();
+      await db.end();
+    }
+  },
+};

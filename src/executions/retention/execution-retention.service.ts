@@ -1,0 +1,199 @@
+import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type QueryRunner } from 'typeorm';
+import { executionRetentionsSql } from '../../auth/organizations/organizations.sql.js';
+import { AppConfig } from '../../config/app-config.js';
+
+/** The tables range-partitioned by month on their UUIDv7 id (migration ExecutionRetention). */
+export const PARTITIONED_TABLES = ['trigger_executions'] as const;
+/** How often a worker runs the retention pass; the first runs a minute after start. */
+export const RETENTION_EVERY_MS = 3_600_000;
+const FIRST_PASS_AFTER_MS = 60_000;
+/** Rows deleted per statement when a partition is trimmed. */
+export const TRIM_BATCH = 5_000;
+/** How far ahead the monthly partitions are created. */
+const MONTHS_AHEAD = 2;
+/** A partition drop waits at most this long for its lock, then the drop is left to the next pass. */
+const DROP_LOCK_TIMEOUT = '2s';
+/** How long the check for a running firing in a month may read. */
+const RUNNING_CHECK_TIMEOUT = '5min';
+/** The session advisory lock that makes one pass at a time across the workers (any number, fixed). */
+const RETENTION_LOCK = 7_710_000_001;
+
+export interface RetentionReport {
+  /** Partitions created ahead. */
+  created: number;
+  /** Partitions dropped, by name. */
+  dropped: string[];
+  /** Rows deleted from partitions that could not be dropped whole. */
+  trimmed: number;
+  /** False when another worker held the pass. */
+  ran: boolean;
+}
+
+interface Partition {
+  name: string;
+  /** Lower and upper bound of its id range; null for the DEFAULT partition. */
+  from: string | null;
+  to: string | null;
+}
+
+/** The smallest UUIDv7 of a millisecond (as SQL's uuid_v7_floor). */
+function uuidFloor(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
+}
+
+/**
+ * Execution data retention (EXECUTION_RETENTION, `organizations.execution_retention_ms`): each pass
+ * creates the monthly partitions ahead, drops every partition wholly older than the longest retention
+ * any organization has (none while one keeps everything) unless it still holds a running execution,
+ * and trims the rest (the edge partition, the default partition, partitions an organization with a
+ * shorter retention has rows in, a partition kept for a running row) in batches of TRIM_BATCH.
+ *
+ * No rollup moves: a partition drop fires no trigger, and the trims delete from the partition itself,
+ * where the parent's statement-level rollup triggers do not fire (the change logs record inserts and
+ * updates only through the parent). So the analytics over the removed period stay as they were.
+ */
+@Injectable()
+export class ExecutionRetention implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(ExecutionRetention.name);
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<unknown>;
+  private stopped = false;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.schedule(FIRST_PASS_AFTER_MS);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.prune()
+        .catch((e: Error) => this.logger.warn(`Retention pass failed (retried on the next): ${e.message}`))
+        .finally(() => this.schedule(RETENTION_EVERY_MS));
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  /** One pass over every partitioned table, at `now` (milliseconds; tests pass their own). */
+  async prune(now = Date.now()): Promise<RetentionReport> {
+    const report: RetentionReport = { created: 0, dropped: [], trimmed: 0, ran: false };
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      const [{ locked }] = (await runner.query(`SELECT pg_try_advisory_lock($1) AS locked`, [RETENTION_LOCK])) as { locked: boolean }[];
+      if (!locked) return report;
+      report.ran = true;
+      try {
+        for (const table of PARTITIONED_TABLES) await this.pruneTable(runner, table, now, report);
+      } finally {
+        await runner.query(`SELECT pg_advisory_unlock($1)`, [RETENTION_LOCK]);
+      }
+      return report;
+    } finally {
+      await runner.release();
+    }
+  }
+
+  private async pruneTable(runner: QueryRunner, table: string, now: number, report: RetentionReport): Promise<void> {
+    try {
+      const [{ made }] = (await runner.query(
+        `SELECT retention_partitions_ensure($1, to_timestamp($2 / 1000.0), to_timestamp($2 / 1000.0) + make_interval(months => $3)) AS made`,
+        [table, now, MONTHS_AHEAD],
+      )) as { made: number }[];
+      report.created += made;
+    } catch (error) {
+      // The default partition holds rows of that month (the loop was stopped for months): they stay there.
+      this.logger.warn(`Could not create the partitions ahead of ${table}: ${(error as Error).message}`);
+    }
+    // The effective retention of every organization: its own, else the service's (0 and off: keep all).
+    const [span] = (await runner.query(
+      `SELECT bool_or(o.retention_ms IS NULL) AS keeps_all, max(o.retention_ms)::text AS longest, min(o.retention_ms)::text AS shortest
+         FROM (${executionRetentionsSql('$1')}) o`,
+      [this.config.executionRetentionMs],
+    )) as { keeps_all: boolean | null; longest: string | null; shortest: string | null }[];
+    if (span.shortest === null) return; // no organization removes anything
+    const partitions = await this.partitionsOf(runner, table);
+
+    const kept: Partition[] = [];
+    const dropBefore = span.keeps_all ? null : uuidFloor(now - Number(span.longest));
+    for (const p of partitions) {
+      if (dropBefore !== null && p.to !== null && p.to <= dropBefore && (await this.drop(runner, table, p))) report.dropped.push(p.name);
+      else kept.push(p);
+    }
+    const trimBefore = uuidFloor(now - Number(span.shortest));
+    for (const p of kept) {
+      if (p.from !== null && p.from >= trimBefore) continue;
+      report.trimmed += await this.trim(runner, p.name, now, trimBefore);
+    }
+  }
+
+  private async partitionsOf(runner: QueryRunner, table: string): Promise<Partition[]> {
+    const rows = (await runner.query(
+      `SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = $1::regclass ORDER BY 1`,
+      [table],
+    )) as { name: string; bound: string }[];
+    return rows.map(({ name, bound }) => {
+      const range = /FROM \('([0-9a-f-]{36})'\) TO \('([0-9a-f-]{36})'\)/.exec(bound);
+      return { name, from: range?.[1] ?? null, to: range?.[2] ?? null };
+    });
+  }
+
+  /**
+   * Drops a partition wholly past retention, unless it holds a running execution (then it is trimmed
+   * around that row instead). A short lock timeout: the drop takes the parent's exclusive lock for an
+   * instant, and must not queue the engine's writes behind a long reader.
+   */
+  private async drop(runner: QueryRunner, table: string, p: Partition): Promise<boolean> {
+    await runner.startTransaction();
+    try {
+      await runner.query(`SET LOCAL lock_timeout = '${DROP_LOCK_TIMEOUT}'`);
+      // The check reads the month until its first running row (the whole month when there is none): beyond the
+      // service's per-statement limit on a large month.
+      await runner.query(`SET LOCAL statement_timeout = '${RUNNING_CHECK_TIMEOUT}'`);
+      const [{ busy }] = (await runner.query(`SELECT EXISTS (SELECT 1 FROM ONLY "${p.name}" WHERE status = 'running') AS busy`)) as { busy: boolean }[];
+      if (busy) {
+        await runner.rollbackTransaction();
+        return false;
+      }
+      await runner.query(`ALTER TABLE "${table}" DETACH PARTITION "${p.name}"`);
+      await runner.query(`DROP TABLE "${p.name}"`);
+      await runner.commitTransaction();
+      return true;
+    } catch (error) {
+      await runner.rollbackTransaction();
+      this.logger.warn(`Partition ${p.name} not dropped (next pass): ${(error as Error).message}`);
+      return false;
+    }
+  }
+
+  /** Deletes, from the partition itself, the finished rows of each organization older than its retention, in batches. */
+  private async trim(runner: QueryRunner, partition: string, now: number, trimBefore: string): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const [, count] = (await runner.query(
+        `DELETE FROM ONLY "${partition}" WHERE id IN (
+           SELECT t.id FROM ONLY "${partition}" t JOIN (${executionRetentionsSql('$3')}) o ON o.organization_id = t.organization_id
+            WHERE t.id < $1::uuid AND t.status <> 'running'
+              AND t.id < uuid_v7_floor(to_timestamp($2 / 1000.0) - make_interval(secs => o.retention_ms / 1000.0))
+            ORDER BY t.id LIMIT ${TRIM_BATCH})`,
+        [trimBefore, now, this.config.executionRetentionMs],
+      )) as [unknown, number];
+      total += count;
+      if (count < TRIM_BATCH || this.stopped) return total;
+    }
+  }
+}

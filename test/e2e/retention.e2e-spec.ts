@@ -1,0 +1,287 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { MIGRATIONS } from '../../migrations/index.js';
+import { dataSourceOptions } from '../../src/database/data-source.options.js';
+import { ExecutionRetention } from '../../src/executions/retention/execution-retention.service.js';
+import { insertTrigger } from '../factories/executions.js';
+import { createWorkflow } from '../factories/workflows.js';
+import { foldRollups } from '../utils/rollups.js';
+import { createOrganization, startTestApp, testConfig, type TestApp, type TestOrganization } from '../utils/test-app.js';
+import { TEST_POSTGRES_URL } from '../utils/test-env.js';
+
+const DAY = 86_400_000;
+const CLI = 'dist/src/cli.js';
+const run = promisify(execFile);
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const config = testConfig();
+  const env = { ...process.env, DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, REDIS_KEY_PREFIX: config.redisKeyPrefix };
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env, timeout: 30_000 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** A UUIDv7 of the time `at` (SQL expression), made unique by `n`: the keys the engine writes, back-dated. */
+const V7_AT = (at: string, n: string) => `(substr(uuid_v7_floor(${at})::text, 1, 14) || '7000-8000-' || lpad(to_hex(${n}), 12, '0'))::uuid`;
+
+/**
+ * A year of firings of one trigger (two a day, a customer of twelve, finished), plus one still running
+ * 200 days ago and one 40 days ago, keyed with the UUIDv7 of their time as the engine writes them.
+ */
+async function seedYear(ds: DataSource, organizationId: string, workflowId: string, triggerId: string, now: number, keyOffset = 0): Promise<void> {
+  await ds.query(
+    `INSERT INTO trigger_executions (id, organization_id, trigger_id, workflow_id, status, input, triggered_at, completed_at, duration_ms)
+     SELECT ${V7_AT('at', 'i + $5')}, $1, $3, $2, CASE WHEN i IN (400, 80) THEN 'running' WHEN i % 5 = 0 THEN 'failed' ELSE 'success' END,
+            jsonb_build_object('customer_id', 'customer-' || (i % 12), 'channel', (ARRAY['whatsapp', 'instagram'])[1 + i % 2]), at,
+            CASE WHEN i NOT IN (400, 80) THEN at + interval '3 seconds' END, CASE WHEN i NOT IN (400, 80) THEN 3000 + i END
+       FROM generate_series(1, 730) i, LATERAL (SELECT to_timestamp($4::float8 / 1000) - i * interval '12 hours' - interval '7 minutes' AS at) x`,
+    [organizationId, workflowId, triggerId, now, keyOffset],
+  );
+  await ds.query(`UPDATE triggers SET execution_count = (SELECT count(*) FROM trigger_executions WHERE trigger_id = $1) WHERE id = $1`, [triggerId]);
+}
+
+const partitions = async (ds: DataSource): Promise<string[]> =>
+  (await ds.query(`SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'trigger_executions'::regclass ORDER BY 1`)).map(
+    (r: { relname: string }) => r.relname,
+  );
+const monthName = (ms: number) => `trigger_executions_p${new Date(ms).toISOString().slice(0, 7).replace('-', '')}`;
+
+describe('execution data retention (trigger executions by monthly partitions)', { timeout: 120_000 }, () => {
+  let t: TestApp;
+  let ds: DataSource;
+  let org: TestOrganization;
+  let wf: string;
+  let trigger: string;
+  const now = Date.now();
+  const retention = (value: string) => new ExecutionRetention(ds, testConfig({ EXECUTION_RETENTION: value }));
+
+  /** Every analytics figure of the trigger and its workflow over the seeded year, as the API answers them. */
+  const analytics = async () => {
+    const start = new Date(now - 380 * DAY).toISOString().slice(0, 10);
+    const end = new Date(now).toISOString().slice(0, 10);
+    const figures: Record<string, unknown> = {};
+    for (const granularity of ['day', 'week', 'month']) {
+      for (const path of [`/v1/triggers/${trigger}/metrics`, `/v1/workflows/${wf}/metrics`]) {
+        const res = await t.http.get(path).query({ start_date: start, end_date: end, granularity }).set(org.auth('read_only'));
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        figures[`${path} ${granularity}`] = res.body.data;
+      }
+    }
+    figures.trigger = (await t.http.get(`/v1/triggers/${trigger}`).set(org.auth('read_only')).expect(200)).body.data.execution_count;
+    return figures;
+  };
+
+  beforeAll(async () => {
+    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build (npm test does it first)`);
+    t = await startTestApp({ RATE_LIMITS_ENABLED: 'false', APP_ROLE: 'api' });
+    ds = t.app.get(DataSource);
+    org = await createOrganization(t);
+    wf = (await createWorkflow(t, org)).id;
+    trigger = await insertTrigger(ds, { organizationId: org.id, workflowId: wf, name: 'Retention trigger' });
+    // A database in service for a year: the retention loop created each month's partition ahead of it.
+    await ds.query(`SELECT retention_partitions_ensure('trigger_executions', now() - interval '13 months', now())`);
+    await seedYear(ds, org.id, wf, trigger, now);
+    await foldRollups(ds);
+  });
+  afterAll(() => t?.close());
+
+  it('with retention off (the default) keeps everything and only creates the months ahead', async () => {
+    const before = await partitions(ds);
+    const report = await retention('off').prune(now);
+    expect(report).toMatchObject({ ran: true, dropped: [], trimmed: 0 });
+    const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM trigger_executions`);
+    expect(n).toBe(730);
+    const after = await partitions(ds);
+    expect(after).toEqual(expect.arrayContaining(before));
+    expect(after).toContain(monthName(Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth() + 2, 1)));
+  });
+
+  it('prunes a seeded year to 30 days: whole months dropped, the edge trimmed, running firings kept, analytics unchanged', async () => {
+    const figures = await analytics();
+    const cutoff = now - 30 * DAY;
+    const [{ recent }] = await ds.query(`SELECT count(*)::int AS recent FROM trigger_executions WHERE id >= uuid_v7_floor(to_timestamp($1::float8 / 1000))`, [cutoff]);
+
+    const report = await retention('30d').prune(now);
+
+    // Months wholly before the cutoff are gone, but for the one holding the firing still running 200 days ago.
+    const runningMonth = monthName(now - 200 * DAY - 7 * 60_000);
+    const edgeMonth = monthName(cutoff);
+    const left = await partitions(ds);
+    for (let m = 1; m <= 12; m++) {
+      const monthStart = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth() - m, 1);
+      const monthEnd = Date.UTC(new Date(monthStart).getUTCFullYear(), new Date(monthStart).getUTCMonth() + 1, 1);
+      const name = monthName(monthStart);
+      if (monthEnd <= cutoff && name !== runningMonth) {
+        expect(left, name).not.toContain(name);
+        expect(report.dropped).toContain(name);
+      }
+    }
+    expect(report.dropped.length).toBeGreaterThanOrEqual(10);
+    expect(left).toContain(runningMonth);
+    expect(left).toContain(edgeMonth);
+    expect(report.trimmed).toBeGreaterThan(0);
+
+    // Older than 30 days: only the running firings; the retained period is whole.
+    const old = await ds.query(`SELECT status FROM trigger_executions WHERE id < uuid_v7_floor(to_timestamp($1::float8 / 1000)) ORDER BY id`, [cutoff]);
+    expect(old).toEqual([{ status: 'running' }, { status: 'running' }]);
+    const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM trigger_executions`);
+    expect(n).toBe(recent + 2);
+    // The edge partition was trimmed (not dropped): it keeps its rows after the cutoff only.
+    const [{ edgeOld, edgeNew }] = await ds.query(
+      `SELECT (count(*) FILTER (WHERE id < uuid_v7_floor(to_timestamp($1::float8 / 1000)) AND status <> 'running'))::int AS "edgeOld",
+              (count(*) FILTER (WHERE id >= uuid_v7_floor(to_timestamp($1::float8 / 1000))))::int AS "edgeNew"
+         FROM ONLY ${edgeMonth}`,
+      [cutoff],
+    );
+    expect(edgeOld).toBe(0);
+    if (new Date(cutoff).getUTCDate() > 1) expect(edgeNew).toBeGreaterThan(0);
+
+    // Nothing was logged against the rollups: every figure of the year is as before.
+    const [{ pending }] = await ds.query(`SELECT count(*)::int AS pending FROM trigger_execution_changes WHERE sign = -1`);
+    expect(pending).toBe(0);
+    await foldRollups(ds);
+    expect(await analytics()).toEqual(figures);
+
+    // A second pass finds nothing more to remove.
+    expect(await retention('30d').prune(now)).toMatchObject({ dropped: [], trimmed: 0 });
+  });
+
+  it('an organization override (CLI org:settings, shown by GET /v1/me) keeps or trims its own firings', async () => {
+    const other = await createOrganization(t);
+    const otherWf = (await createWorkflow(t, other)).id;
+    const otherTrigger = await insertTrigger(ds, { organizationId: other.id, workflowId: otherWf, name: 'Kept trigger' });
+    await seedYear(ds, other.id, otherWf, otherTrigger, now, 10_000);
+
+    const bad = await cli('org:settings', '--org', other.id, '--execution-retention', '2h');
+    expect(bad.code).toBe(2);
+    const set = await cli('org:settings', '--org', other.id, '--execution-retention', 'off');
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(set.stdout)).toEqual({ organization_id: other.id, execution_retention: 'off' });
+    const me = await t.http.get('/v1/me').set(other.auth('read_only')).expect(200);
+    expect(me.body.data.organization).toMatchObject({ id: other.id, execution_retention: 'off' });
+    expect((await t.http.get('/v1/me').set(org.auth('read_only')).expect(200)).body.data.organization).toMatchObject({ id: org.id, execution_retention: null });
+
+    // The service keeps 30 days; this organization keeps everything: no partition can go, nothing of its is trimmed.
+    const before = await partitions(ds);
+    const report = await retention('30d').prune(now);
+    expect(report.dropped).toEqual([]);
+    expect(await partitions(ds)).toEqual(before);
+    const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM trigger_executions WHERE organization_id = $1`, [other.id]);
+    expect(n).toBe(730);
+
+    // A shorter override (90 days) under a service that keeps everything: only this organization's older firings go.
+    expect((await cli('org:settings', '--org', other.id, '--execution-retention', '90d')).code).toBe(0);
+    expect((await t.http.get('/v1/me').set(other.auth('read_only')).expect(200)).body.data.organization.execution_retention).toBe('90d');
+    const [{ mine }] = await ds.query(`SELECT count(*)::int AS mine FROM trigger_executions WHERE organization_id = $1`, [org.id]);
+    await retention('off').prune(now);
+    const rows = await ds.query(
+      `SELECT count(*)::int AS n, (count(*) FILTER (WHERE id < uuid_v7_floor(to_timestamp($2::float8 / 1000)) AND status <> 'running'))::int AS old
+         FROM trigger_executions WHERE organization_id = $1`,
+      [other.id, now - 90 * DAY],
+    );
+    expect(rows[0].old).toBe(0);
+    expect(rows[0].n).toBeGreaterThanOrEqual(178);
+    expect(rows[0].n).toBeLessThan(200);
+    const [{ still }] = await ds.query(`SELECT count(*)::int AS still FROM trigger_executions WHERE organization_id = $1`, [org.id]);
+    expect(still).toBe(mine);
+
+    // Back to the service's setting.
+    expect(JSON.parse((await cli('org:settings', '--org', other.id, '--execution-retention', 'default')).stdout).execution_retention).toBeNull();
+  });
+});
+
+describe('migration ExecutionRetention on a database holding data', { timeout: 120_000 }, () => {
+  const databaseName = `${inject('testRunId')}_retention_${randomBytes(3).toString('hex')}`;
+  const admin = new Client({ connectionString: `${TEST_POSTGRES_URL}/postgres` });
+  const mine = MIGRATIONS.findIndex((m) => m.name === 'ExecutionRetention1771000000000');
+  let db: DataSource;
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${databaseName}"`);
+    db = new DataSource({ ...dataSourceOptions({ databaseUrl: `${TEST_POSTGRES_URL}/${databaseName}` }), migrations: MIGRATIONS.slice(0, mine) });
+    await db.initialize();
+    await db.runMigrations({ transaction: 'each' });
+  });
+  afterAll(async () => {
+    if (db?.isInitialized) await db.destroy();
+    await admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
+    await admin.end();
+  });
+
+  it('moves the firings into monthly partitions (random keys to the default one), keeps names, rollups and triggers', async () => {
+    expect(mine).toBe(MIGRATIONS.length - 1);
+    const [o] = await db.query(`INSERT INTO organizations (name) VALUES ('m') RETURNING id`);
+    const [w] = await db.query(`INSERT INTO workflows (organization_id, name, configuration) VALUES ($1, 'w', '{"nodes":[]}') RETURNING id`, [o.id]);
+    const [tr] = await db.query(`INSERT INTO triggers (organization_id, workflow_id, name, type, configuration) VALUES ($1, $2, 't', 'api', '{}') RETURNING id`, [o.id, w.id]);
+    // Ninety days of firings keyed by their time, and ten with random keys (written before UuidV7Keys).
+    await db.query(
+      `INSERT INTO trigger_executions (id, organization_id, trigger_id, workflow_id, status, input, triggered_at, completed_at, duration_ms)
+       SELECT CASE WHEN i % 10 = 0 THEN gen_random_uuid()
+                   ELSE (substr(lpad(to_hex(floor(EXTRACT(EPOCH FROM at) * 1000)::bigint), 12, '0'), 1, 8) || '-' || substr(lpad(to_hex(floor(EXTRACT(EPOCH FROM at) * 1000)::bigint), 12, '0'), 9, 4)
+                         || '-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid END,
+              $1, $3, $2, CASE WHEN i % 4 = 0 THEN 'failed' ELSE 'success' END, jsonb_build_object('customer_id', 'c' || (i % 5)), at, at, i
+         FROM generate_series(1, 100) i, LATERAL (SELECT now() - i * interval '22 hours' AS at) x`,
+      [o.id, w.id, tr.id],
+    );
+    await db.query('SELECT rollups_fold(1000000)');
+    const snapshot = async () => ({
+      rows: (await db.query(`SELECT md5(string_agg(t::text, ',' ORDER BY id)) AS h, count(*)::int AS n FROM trigger_executions t`))[0],
+      days: await db.query(`SELECT day, channel, executions, successful, failed, duration_sum::text, customer_checksum::text FROM trigger_execution_days ORDER BY 1, 2`),
+    });
+    const before = await snapshot();
+    expect(before.rows.n).toBe(100);
+
+    await db.destroy();
+    db = new DataSource(dataSourceOptions({ databaseUrl: `${TEST_POSTGRES_URL}/${databaseName}` }));
+    await db.initialize();
+    await db.runMigrations({ transaction: 'each' });
+
+    const [{ relkind }] = await db.query(`SELECT relkind FROM pg_class WHERE relname = 'trigger_executions'`);
+    expect(relkind).toBe('p');
+    await db.query('SELECT rollups_fold(1000000)');
+    expect(await snapshot()).toEqual(before);
+    const [{ inDefault }] = await db.query(`SELECT count(*)::int AS "inDefault" FROM ONLY trigger_executions_default`);
+    expect(inDefault).toBe(10);
+    const parts = await db.query(`SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'trigger_executions'::regclass`);
+    expect(parts[0].n).toBeGreaterThanOrEqual(5);
+    const names = async () => ({
+      constraints: (await db.query(`SELECT conname FROM pg_constraint WHERE conrelid = 'trigger_executions'::regclass ORDER BY 1`)).map((r: { conname: string }) => r.conname),
+      triggers: (await db.query(`SELECT tgname FROM pg_trigger WHERE tgrelid = 'trigger_executions'::regclass AND NOT tgisinternal ORDER BY 1`)).map((r: { tgname: string }) => r.tgname),
+      indexes: (await db.query(`SELECT indexname FROM pg_indexes WHERE tablename = 'trigger_executions' ORDER BY 1`)).map((r: { indexname: string }) => r.indexname),
+    });
+    expect(await names()).toEqual({
+      constraints: ['trigger_executions_organization_id_fkey', 'trigger_executions_pkey', 'trigger_executions_trigger_id_fkey', 'trigger_executions_workflow_execution_id_fkey'],
+      triggers: ['trigger_executions_rollup_delete', 'trigger_executions_rollup_insert', 'trigger_executions_rollup_update'],
+      indexes: ['idx_trigger_executions_trigger_status_triggered', 'idx_trigger_executions_trigger_triggered', 'idx_trigger_executions_workflow_execution', 'trigger_executions_pkey'],
+    });
+    // The rollup triggers still log through the parent: a new firing counts.
+    await db.query(
+      `INSERT INTO trigger_executions (organization_id, trigger_id, workflow_id, status, input, triggered_at, completed_at, duration_ms)
+       SELECT organization_id, trigger_id, workflow_id, 'success', '{}', now(), now(), 1 FROM trigger_executions LIMIT 1`,
+    );
+    await db.query('SELECT rollups_fold(1000000)');
+    const [{ total }] = await db.query(`SELECT sum(executions)::int AS total FROM trigger_execution_days`);
+    expect(total).toBe(101);
+
+    // Undone: a plain table again, with every row.
+    await db.undoLastMigration({ transaction: 'each' });
+    const [{ relkind: plain }] = await db.query(`SELECT relkind FROM pg_class WHERE relname = 'trigger_executions'`);
+    expect(plain).toBe('r');
+    expect((await db.query(`SELECT count(*)::int AS n FROM trigger_executions`))[0].n).toBe(101);
+    expect(await names()).toEqual({
+      constraints: ['trigger_executions_organization_id_fkey', 'trigger_executions_pkey', 'trigger_executions_trigger_id_fkey', 'trigger_executions_workflow_execution_id_fkey'],
+      triggers: ['trigger_executions_rollup_delete', 'trigger_executions_rollup_insert', 'trigger_executions_rollup_update'],
+      indexes: ['idx_trigger_executions_trigger_status_triggered', 'idx_trigger_executions_trigger_triggered', 'idx_trigger_executions_workflow_execution', 'trigger_executions_pkey'],
+    });
+  });
+});
