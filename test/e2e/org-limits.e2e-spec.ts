@@ -225,7 +225,8 @@ describe('per-organization rate limits (org:limits)', { timeout: 120_000 }, () =
       const value = Number(res.headers.get('x-ratelimit-limit'));
       if (res.status === 429) return { value, source: 'refused' };
       const shown = ((await res.json()) as { data: { organization: { limits: { per_credential_per_hour: { value: number; source: string } } } } }).data.organization.limits.per_credential_per_hour;
-      expect(shown.value).toBe(value);
+      // A request during the process's re-read can be limited with the old figure and show the new one: not settled yet.
+      if (shown.value !== value) return { value: Number.NaN, source: 'changing' };
       return shown;
     }
 
