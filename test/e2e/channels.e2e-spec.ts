@@ -425,7 +425,11 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
       await post(account.id, whatsappMessagesPayload(account.phone, [{ from: customer, id: `wamid.r-${seq}`, text: 'retry please' }]));
       await waitFor('sent after the 429', async () => received(customer).length === 1);
       expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
-      const [delivery] = await db.query(`SELECT d.status, d.attempts FROM message_deliveries d JOIN workflow_executions e ON e.id = d.execution_id WHERE e.workflow_id = $1`, [workflowId]);
+      // The fake records the message as it answers; the sender records the acceptance just after.
+      const delivery = await waitFor('the acceptance recorded', async () => {
+        const [row] = await db.query(`SELECT d.status, d.attempts FROM message_deliveries d JOIN workflow_executions e ON e.id = d.execution_id WHERE e.workflow_id = $1`, [workflowId]);
+        return row?.status === 'sent' ? row : undefined;
+      });
       expect(delivery).toEqual({ status: 'sent', attempts: 2 });
 
       const failing = await keywordWorkflow('refused', [{ id: 'm', type: 'message', content: 'never arrives' }]);
