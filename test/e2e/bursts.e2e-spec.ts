@@ -398,6 +398,9 @@ describe('message bursts: messages of one customer within the window are one tur
       const { id } = await whatsappAccount();
       const who = customer();
       const first = await send(org, who, 'nowindow one', { channel_account_id: id });
+      // A message arriving while the customer's execution still runs is that execution's reply
+      // (with or without a window): the second is sent once the first execution has finished.
+      await waitFor('the first execution to finish', async () => (await executionsOf(workflowId)).every((e) => e.status !== 'running'), 15_000);
       const second = await send(org, who, 'nowindow two', { channel_account_id: id });
       for (const res of [first, second]) {
         expect(res.status).toBe(202);
