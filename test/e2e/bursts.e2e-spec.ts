@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
@@ -8,17 +7,20 @@ import { ConfigError } from '../../src/config/env.schema.js';
 import { BurstsProcessor } from '../../src/triggers/bursts.processor.js';
 import { BURSTS_QUEUE } from '../../src/triggers/triggers.queue.js';
 import { createTrigger } from '../factories/triggers.js';
+import { createActiveWorkflow } from '../factories/workflows.js';
 import { ApiProcess } from '../utils/api-process.js';
-import { startFakeMeta, type FakeMeta } from '../utils/fake-meta.js';
+import type { FakeMeta } from '../utils/fake-meta.js';
+import { startChannelsTestApp, type ChannelsTestApp } from '../utils/channels-test-app.js';
+import { metaSignature } from '../utils/meta-signing.js';
 import { whatsappMessagesPayload } from '../utils/meta-payloads.js';
-import { createOrganization, RATE_LIMITS_OUT_OF_REACH, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
+import { RATE_LIMITS_OUT_OF_REACH, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
 
 /** The burst window of POST /v1/messages without a channel account in this file. */
 const WINDOW_MS = 700;
 const APP_SECRET = 'b1b2c3d4e5f60718293a4b5c6d7e8f90';
 const TOKEN = 'EAAGtest-bursts-token-0123456789';
-const sign = (raw: string) => `sha256=${createHmac('sha256', APP_SECRET).update(raw).digest('hex')}`;
+const sign = (raw: string) => metaSignature(APP_SECRET, raw);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Node = Record<string, unknown>;
@@ -33,6 +35,7 @@ interface ExecutionRow {
 }
 
 describe('message bursts: messages of one customer within the window are one turn', () => {
+  let app: ChannelsTestApp;
   let t: TestApp;
   let fake: FakeMeta;
   let org: TestOrganization;
@@ -41,35 +44,16 @@ describe('message bursts: messages of one customer within the window are one tur
   let seq = 0;
 
   beforeAll(async () => {
-    fake = await startFakeMeta();
-    t = await startTestApp({
-      ...RATE_LIMITS_OUT_OF_REACH,
-      REDIS_KEY_PREFIX: `${inject('redisKeyPrefix')}:bursts`,
-      CONVERSATION_BURST_WINDOW_MS: String(WINDOW_MS),
-      WHATSAPP_API_URL: fake.url,
-      PUBLIC_BASE_URL: 'https://api.example.com',
-    });
-    org = await createOrganization(t);
-    other = await createOrganization(t);
-    db = t.app.get(DataSource);
+    app = await startChannelsTestApp('bursts', { CONVERSATION_BURST_WINDOW_MS: String(WINDOW_MS), PUBLIC_BASE_URL: 'https://api.example.com' });
+    ({ t, fake, org, other, db } = app);
   });
-  afterAll(async () => {
-    await t?.close();
-    await fake?.close();
-  });
+  afterAll(() => app?.close());
 
   const customer = () => `+1666${String(Date.now() % 1_000_000).padStart(6, '0')}${++seq}`;
 
-  async function activeWorkflow(nodes: Node[], o = org): Promise<string> {
-    const created = await t.http.post('/v1/workflows').set(o.auth('read_write')).send({ name: `bursts-${++seq}-${Date.now()}`, channel: 'whatsapp', configuration: { nodes } });
-    expect(created.status).toBe(201);
-    expect((await t.http.post(`/v1/workflows/${created.body.data.id}/activate`).set(o.auth('read_write'))).status).toBe(200);
-    return created.body.data.id as string;
-  }
-
   /** A workflow fired by a message trigger on `keyword` (unique to the test, so no other test's message matches it). */
   async function keywordWorkflow(keyword: string, nodes: Node[] = [{ id: 'hello', type: 'message', content: `Hello from ${keyword}` }], o = org) {
-    const workflowId = await activeWorkflow(nodes, o);
+    const workflowId = await createActiveWorkflow(t, o, nodes);
     const trigger = await createTrigger(t, o, workflowId, 'message', { keywords: [keyword] });
     return { workflowId, triggerId: trigger.id };
   }

@@ -1,20 +1,24 @@
 import { createHmac } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionsService } from '../../src/executions/executions.service.js';
 import { createTrigger } from '../factories/triggers.js';
-import { startFakeMeta, type FakeMeta } from '../utils/fake-meta.js';
+import { createActiveWorkflow } from '../factories/workflows.js';
+import type { FakeMeta } from '../utils/fake-meta.js';
+import { startChannelsTestApp, type ChannelsTestApp } from '../utils/channels-test-app.js';
+import { metaSignature } from '../utils/meta-signing.js';
 import { instagramMessagesPayload, whatsappBatch, whatsappMessagesPayload, whatsappStatusesPayload } from '../utils/meta-payloads.js';
-import { createOrganization, RATE_LIMITS_OUT_OF_REACH, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
+import { type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
 
 const APP_SECRET = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
 const TOKEN = 'EAAGtest-access-token-0123456789';
 
-/** Meta's documented X-Hub-Signature-256, computed here (not by the service's code). */
-const sign = (raw: string, secret = APP_SECRET) => `sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`;
+/** Meta's documented X-Hub-Signature-256, computed by the tests (not by the service's code). */
+const sign = (raw: string, secret = APP_SECRET) => metaSignature(secret, raw);
 
 describe('channel accounts: WhatsApp and Instagram through the providers', () => {
+  let app: ChannelsTestApp;
   let t: TestApp;
   let fake: FakeMeta;
   let org: TestOrganization;
@@ -23,23 +27,10 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
   let seq = 0;
 
   beforeAll(async () => {
-    fake = await startFakeMeta();
-    t = await startTestApp({
-      ...RATE_LIMITS_OUT_OF_REACH,
-      REDIS_KEY_PREFIX: `${inject('redisKeyPrefix')}:channels`,
-      WHATSAPP_API_URL: fake.url,
-      INSTAGRAM_API_URL: fake.url,
-      CHANNEL_SEND_TIMEOUT: '1s',
-      PUBLIC_BASE_URL: 'https://api.example.com',
-    });
-    org = await createOrganization(t);
-    other = await createOrganization(t);
-    db = t.app.get(DataSource);
+    app = await startChannelsTestApp('channels', { PUBLIC_BASE_URL: 'https://api.example.com' });
+    ({ t, fake, org, other, db } = app);
   });
-  afterAll(async () => {
-    await t?.close();
-    await fake?.close();
-  });
+  afterAll(() => app?.close());
 
   const nextNumber = () => `1555${String(Date.now() % 1_000_000).padStart(6, '0')}${++seq}`;
 
@@ -54,10 +45,7 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
   }
 
   async function keywordWorkflow(keyword: string, nodes: Record<string, unknown>[]) {
-    const created = await t.http.post('/v1/workflows').set(org.auth('read_write')).send({ name: `channels-${++seq}-${Date.now()}`, channel: 'whatsapp', configuration: { nodes } });
-    expect(created.status).toBe(201);
-    const id = created.body.data.id as string;
-    expect((await t.http.post(`/v1/workflows/${id}/activate`).set(org.auth('read_write'))).status).toBe(200);
+    const id = await createActiveWorkflow(t, org, nodes);
     await createTrigger(t, org, id, 'message', { keywords: [keyword] });
     return id;
   }

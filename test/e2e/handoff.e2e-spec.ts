@@ -1,10 +1,12 @@
-import { createHmac } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { RunsRepository } from '../../src/executions/runs.repository.js';
 import { RunWrites } from '../../src/executions/run-writes.js';
 import { createTrigger } from '../factories/triggers.js';
-import { startFakeMeta, type FakeMeta } from '../utils/fake-meta.js';
+import { createActiveWorkflow } from '../factories/workflows.js';
+import type { FakeMeta } from '../utils/fake-meta.js';
+import { startChannelsTestApp, type ChannelsTestApp } from '../utils/channels-test-app.js';
+import { metaSignature } from '../utils/meta-signing.js';
 import { expectJourneyRollupsMatchRows } from '../utils/journey-rollups.js';
 import { instagramMessagesPayload, whatsappMessagesPayload } from '../utils/meta-payloads.js';
 import { createOrganization, RATE_LIMITS_OUT_OF_REACH, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
@@ -14,8 +16,8 @@ const APP_SECRET = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
 const TOKEN = 'EAAGtest-access-token-0123456789';
 const DAY_MS = 86_400_000;
 
-/** Meta's documented X-Hub-Signature-256, computed here (not by the service's code). */
-const sign = (raw: string) => `sha256=${createHmac('sha256', APP_SECRET).update(raw).digest('hex')}`;
+/** Meta's documented X-Hub-Signature-256, computed by the tests (not by the service's code). */
+const sign = (raw: string) => metaSignature(APP_SECRET, raw);
 
 interface OutboxRow {
   type: string;
@@ -23,6 +25,7 @@ interface OutboxRow {
 }
 
 describe('handoff: a person takes a conversation over', () => {
+  let app: ChannelsTestApp;
   let t: TestApp;
   let fake: FakeMeta;
   let org: TestOrganization;
@@ -31,30 +34,15 @@ describe('handoff: a person takes a conversation over', () => {
   let seq = 0;
 
   beforeAll(async () => {
-    fake = await startFakeMeta();
-    t = await startTestApp({
-      ...RATE_LIMITS_OUT_OF_REACH,
-      REDIS_KEY_PREFIX: `${inject('redisKeyPrefix')}:handoff`,
-      WHATSAPP_API_URL: fake.url,
-      INSTAGRAM_API_URL: fake.url,
-      CHANNEL_SEND_TIMEOUT: '1s',
-    });
-    org = await createOrganization(t);
-    other = await createOrganization(t);
-    db = t.app.get(DataSource);
+    app = await startChannelsTestApp('handoff');
+    ({ t, fake, org, other, db } = app);
   });
-  afterAll(async () => {
-    await t?.close();
-    await fake?.close();
-  });
+  afterAll(() => app?.close());
 
   const nextCustomer = () => `1555${String(Date.now() % 1_000_000).padStart(6, '0')}${++seq}`;
 
   async function keywordWorkflow(keyword: string, nodes: Record<string, unknown>[], o = org) {
-    const created = await t.http.post('/v1/workflows').set(o.auth('read_write')).send({ name: `handoff-${++seq}-${Date.now()}`, channel: 'whatsapp', configuration: { nodes } });
-    expect(created.status).toBe(201);
-    const id = created.body.data.id as string;
-    expect((await t.http.post(`/v1/workflows/${id}/activate`).set(o.auth('read_write'))).status).toBe(200);
+    const id = await createActiveWorkflow(t, o, nodes);
     await createTrigger(t, o, id, 'message', { keywords: [keyword] });
     return id;
   }

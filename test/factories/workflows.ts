@@ -36,3 +36,11 @@ export async function createWorkflow(testApp: TestApp, org: TestOrganization, ov
   if (res.status !== 201) throw new Error(`createWorkflow: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data as { id: string; name: string; status: string };
 }
+
+/** Creates a workflow of `nodes` through the API and activates it; returns its id. */
+export async function createActiveWorkflow(testApp: TestApp, org: TestOrganization, nodes: Record<string, unknown>[], channel = 'whatsapp'): Promise<string> {
+  const { id } = await createWorkflow(testApp, org, { channel, configuration: { nodes } });
+  const res = await testApp.http.post(`/v1/workflows/${id}/activate`).set(org.auth('read_write'));
+  if (res.status !== 200) throw new Error(`activate: ${res.status} ${JSON.stringify(res.body)}`);
+  return id;
+}
