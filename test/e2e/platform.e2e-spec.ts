@@ -1,9 +1,17 @@
-import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { getQueueToken } from '@nestjs/bull';
+import type { Queue } from 'bull';
 import type { Response } from 'supertest';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { ANALYTICS_FILES_QUEUE } from '../../src/analytics/files/analytics-files.queue.js';
 import { ApiKeysService } from '../../src/auth/api-keys/api-keys.service.js';
+import { CHANNEL_SENDS_QUEUE } from '../../src/executions/channels/channel-sends.queue.js';
+import { EXECUTIONS_QUEUE } from '../../src/executions/executions.queue.js';
+import { BURSTS_QUEUE, SCHEDULES_QUEUE } from '../../src/triggers/triggers.queue.js';
+import { WEBHOOKS_QUEUE } from '../../src/webhooks/webhooks.queue.js';
+import { startTcpProxy } from '../utils/tcp-proxy.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
+import { waitFor } from '../utils/wait-for.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -180,6 +188,9 @@ describe('common layer and operations', () => {
         const back = await pollReady(app, (res) => res.status === 200);
         expect(back.status).toBe(200);
         expect(back.body.checks).toEqual({ database: 'up', redis: 'up' });
+        // Bull's own connections reconnect on their own schedule: closing the app while one of them is
+        // still reconnecting makes Bull's close reconnect it on a promise it leaves unhandled.
+        await waitFor('every queue connection back', async () => queuesConnected(app!), 10_000);
       } finally {
         await proxy.restore().catch(() => undefined);
         await app?.close();
@@ -356,59 +367,10 @@ async function pollReady(app: TestApp, done: (res: Response) => boolean): Promis
   return res;
 }
 
-interface TcpProxy {
-  port: number;
-  /** Stops listening and destroys every open connection: the dependency looks gone. */
-  cut(): Promise<void>;
-  /** Listens again on the same port (no-op when listening). */
-  restore(): Promise<void>;
-  close(): Promise<void>;
-}
-
-/** A loopback TCP proxy to 127.0.0.1:<targetPort>, so a test can take a dependency away from one app. */
-async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
-  const sockets = new Set<Socket>();
-  let server: Server | undefined;
-
-  const track = (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  };
-
-  const listen = (port: number) =>
-    new Promise<Server>((resolve, reject) => {
-      const s = createServer((client) => {
-        const upstream = connect({ host: '127.0.0.1', port: targetPort });
-        track(client);
-        track(upstream);
-        client.on('error', () => upstream.destroy());
-        upstream.on('error', () => client.destroy());
-        client.once('close', () => upstream.destroy());
-        upstream.once('close', () => client.destroy());
-        client.pipe(upstream);
-        upstream.pipe(client);
-      });
-      s.once('error', reject);
-      s.listen(port, '127.0.0.1', () => resolve(s));
-    });
-
-  const cut = async () => {
-    const s = server;
-    server = undefined;
-    if (!s) return;
-    const closed = new Promise<void>((resolve) => s.close(() => resolve()));
-    for (const socket of sockets) socket.destroy();
-    await closed;
-  };
-
-  server = await listen(0);
-  const port = (server.address() as AddressInfo).port;
-  return {
-    port,
-    cut,
-    restore: async () => {
-      if (!server) server = await listen(port);
-    },
-    close: cut,
-  };
+/** Whether every Redis connection each Bull queue of the app has opened is ready. */
+function queuesConnected(app: TestApp): boolean {
+  return [EXECUTIONS_QUEUE, CHANNEL_SENDS_QUEUE, WEBHOOKS_QUEUE, SCHEDULES_QUEUE, BURSTS_QUEUE, ANALYTICS_FILES_QUEUE].every((name) => {
+    const queue = app.app.get<Queue & Record<string, unknown>>(getQueueToken(name), { strict: false });
+    return (['client', 'eclient', 'bclient'] as const).every((client) => !queue[`${client}Initialized`] || (queue[client] as Queue['client']).status === 'ready');
+  });
 }
