@@ -72,6 +72,12 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   organization_limits: 'rate-limits',
   // The DEFAULT partition of trigger_executions (migration ExecutionRetention; its monthly partitions are made at run time).
   trigger_executions_default: 'executions',
+  // The DEFAULT partitions of the executions, their steps and answers (migration ExecutionsPartitioned).
+  workflow_executions_default: 'executions',
+  execution_steps_default: 'executions',
+  execution_answers_default: 'analytics',
+  // One retry per execution: the retry's statement claims the original's key (migration ExecutionsPartitioned).
+  workflow_execution_retries: 'executions',
 };
 
 /**
@@ -82,12 +88,19 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
  */
 const ALLOWED: { module: string; table: string; access: Access; why: string }[] = [
   ...['customers', 'messages', 'execution_steps', 'workflow_executions', 'trigger_executions', 'workflow_execution_hours', 'workflow_execution_days', 'workflows',
-    'workflow_versions', 'triggers', 'webhooks', 'webhook_delivery_attempts', 'organizations', 'channel_accounts', 'message_deliveries', 'workflow_delivery_hours'].map((table) => ({
+    'workflow_versions', 'triggers', 'webhooks', 'webhook_delivery_attempts', 'organizations', 'channel_accounts', 'message_deliveries', 'workflow_delivery_hours',
+    'workflow_customer_hours'].map((table) => ({
     module: 'analytics',
     table,
     access: 'read' as const,
     why: 'analytics, reports and exports are SQL over what every module recorded (src/analytics/README.md); reads only',
   })),
+  {
+    module: 'executions',
+    table: 'execution_answers',
+    access: 'write',
+    why: 'execution retention drops or trims the answers\' partitions with their executions\' months (src/executions/README.md)',
+  },
   { module: 'webhooks', table: 'outbox_events', access: 'write', why: 'the outbox relay: reads new events, marks them published, deletes old ones (src/webhooks/README.md)' },
   ...['customers', 'messages'].map((table) => ({
     module: 'executions',
