@@ -407,3 +407,100 @@ describe('migration ExecutionRetention on a database holding data', { timeout: 1
     });
   });
 });
+
+describe('migration ExecutionsPartitioned on a database holding data', { timeout: 120_000 }, () => {
+  const databaseName = `${inject('testRunId')}_executions_${randomBytes(3).toString('hex')}`;
+  const admin = new Client({ connectionString: `${TEST_POSTGRES_URL}/postgres` });
+  const mine = MIGRATIONS.findIndex((m) => m.name === 'ExecutionsPartitioned1771200000000');
+  let db: DataSource;
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${databaseName}"`);
+    db = new DataSource({ ...dataSourceOptions({ databaseUrl: `${TEST_POSTGRES_URL}/${databaseName}` }), migrations: MIGRATIONS.slice(0, mine) });
+    await db.initialize();
+    await db.runMigrations({ transaction: 'each' });
+  });
+  afterAll(async () => {
+    if (db?.isInitialized) await db.destroy();
+    await admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
+    await admin.end();
+  });
+
+  it('moves executions, steps and answers into aligned monthly partitions, keeps every row, rollup and retry, and undoes', async () => {
+    expect(mine).toBeGreaterThan(0);
+    const [o] = await db.query(`INSERT INTO organizations (name) VALUES ('m') RETURNING id`);
+    const configuration = { nodes: [{ id: 'welcome', type: 'message', content: 'Hi', next: 'survey' }, SURVEY_FORM] };
+    const [w] = await db.query(`INSERT INTO workflows (organization_id, name, configuration) VALUES ($1, 'w', $2) RETURNING id`, [o.id, configuration]);
+    await db.query(`INSERT INTO workflow_versions (workflow_id, version, configuration) VALUES ($1, 1, $2) ON CONFLICT DO NOTHING`, [w.id, configuration]);
+    // Ninety days of executions keyed by their time, ten with random keys (written before UuidV7Keys), each with two steps.
+    await db.query(
+      `INSERT INTO workflow_executions (id, organization_id, workflow_id, workflow_version, customer_ref, channel, status, started_at, completed_at, duration_ms)
+       SELECT CASE WHEN i % 10 = 0 THEN gen_random_uuid() ELSE ${V7_AT('at', 'i')} END,
+              $1, $2, 1, 'c' || (i % 5), 'whatsapp', CASE WHEN i % 4 = 0 THEN 'failed' ELSE 'success' END, at, at, i
+         FROM generate_series(1, 100) i, LATERAL (SELECT now() - i * interval '22 hours' AS at) x`,
+      [o.id, w.id],
+    );
+    await db.query(
+      `INSERT INTO execution_steps (execution_id, node_id, type, status, started_at, completed_at, duration_ms, output)
+       SELECT id, n.node, n.type, 'completed', started_at, started_at, 10, jsonb_build_object('answers', jsonb_build_object('score', 1 + duration_ms % 5))
+         FROM workflow_executions, (VALUES ('welcome', 'message'), ('survey', 'form')) n(node, type)`,
+    );
+    // A retry of a failed one (as the retry statement left it before this migration).
+    const [failed] = await db.query(`SELECT id FROM workflow_executions WHERE status = 'failed' ORDER BY id LIMIT 1`);
+    await db.query(
+      `INSERT INTO workflow_executions (organization_id, workflow_id, workflow_version, status, started_at, retry_of) VALUES ($1, $2, 1, 'running', now(), $3)`,
+      [o.id, w.id, failed.id],
+    );
+    await db.query('SELECT rollups_fold(1000000)');
+    const snapshot = async () => ({
+      executions: (await db.query(`SELECT md5(string_agg(t::text, ',' ORDER BY id)) AS h, count(*)::int AS n FROM workflow_executions t`))[0],
+      steps: (await db.query(`SELECT md5(string_agg(t::text, ',' ORDER BY id)) AS h, count(*)::int AS n FROM execution_steps t`))[0],
+      answers: (await db.query(`SELECT md5(string_agg(t::text, ',' ORDER BY execution_id)) AS h, count(*)::int AS n FROM execution_answers t`))[0],
+      hours: await db.query(`SELECT hour, channel, executions, successful, failed, duration_sum::text FROM workflow_execution_hours ORDER BY 1, 2`),
+      nodes: await db.query(`SELECT * FROM workflow_node_days ORDER BY 1, 2, 3`),
+      answerDays: await db.query(`SELECT * FROM workflow_answer_days ORDER BY 1, 2`),
+    });
+    const before = await snapshot();
+    expect(before.executions.n).toBe(101);
+    expect(before.answers.n).toBe(100);
+
+    await db.destroy();
+    db = new DataSource({ ...dataSourceOptions({ databaseUrl: `${TEST_POSTGRES_URL}/${databaseName}` }), migrations: MIGRATIONS.slice(0, mine + 1) });
+    await db.initialize();
+    await db.runMigrations({ transaction: 'each' });
+
+    for (const table of EXECUTION_TABLES) {
+      const [{ relkind }] = await db.query(`SELECT relkind FROM pg_class WHERE relname = $1`, [table]);
+      expect(relkind, table).toBe('p');
+      expect((await partitions(db, table)).length, table).toBeGreaterThanOrEqual(5);
+    }
+    await db.query('SELECT rollups_fold(1000000)');
+    expect(await snapshot()).toEqual(before);
+    const [{ inDefault, stepsInDefault }] = await db.query(
+      `SELECT (SELECT count(*) FROM ONLY workflow_executions_default)::int AS "inDefault", (SELECT count(*) FROM ONLY execution_steps_default)::int AS "stepsInDefault"`,
+    );
+    expect({ inDefault, stepsInDefault }).toEqual({ inDefault: 10, stepsInDefault: 20 });
+    expect(await db.query(`SELECT retry_of FROM workflow_execution_retries`)).toEqual([{ retry_of: failed.id }]);
+    const [{ fks }] = await db.query(`SELECT count(*)::int AS fks FROM pg_constraint WHERE contype = 'f' AND confrelid = 'workflow_executions'::regclass`);
+    expect(fks).toBe(0);
+
+    // A DELETE through the parent (a workflow deleted) still removes the steps and answers and takes them off the rollups.
+    await db.query(`DELETE FROM workflows WHERE id = $1`, [w.id]);
+    const [{ steps, answers, claims }] = await db.query(
+      `SELECT (SELECT count(*) FROM execution_steps)::int AS steps, (SELECT count(*) FROM execution_answers)::int AS answers,
+              (SELECT count(*) FROM workflow_execution_retries)::int AS claims`,
+    );
+    expect({ steps, answers, claims }).toEqual({ steps: 0, answers: 0, claims: 0 });
+
+    // Undone: plain tables, the foreign keys and the unique retry index back.
+    await db.undoLastMigration({ transaction: 'each' });
+    for (const table of EXECUTION_TABLES) {
+      const [{ relkind }] = await db.query(`SELECT relkind FROM pg_class WHERE relname = $1`, [table]);
+      expect(relkind, table).toBe('r');
+    }
+    const [{ back }] = await db.query(`SELECT count(*)::int AS back FROM pg_constraint WHERE contype = 'f' AND confrelid = 'workflow_executions'::regclass AND conparentid = 0`);
+    expect(back).toBe(4);
+    expect((await db.query(`SELECT indexname FROM pg_indexes WHERE indexname = 'uq_workflow_executions_retry_of'`)).length).toBe(1);
+  });
+});
