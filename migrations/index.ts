@@ -39,6 +39,7 @@ import { OrganizationLimits1770900000000 } from './1770900000000-OrganizationLim
 import { TraceContext1770950000000 } from './1770950000000-TraceContext.js';
 import { ExecutionRetention1771000000000 } from './1771000000000-ExecutionRetention.js';
 import { ExecutionsPartitioned1771200000000 } from './1771200000000-ExecutionsPartitioned.js';
+import { MessagesPartitioned1771200000001 } from './1771200000001-MessagesPartitioned.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -80,4 +81,5 @@ export const MIGRATIONS = [
   TraceContext1770950000000,
   ExecutionRetention1771000000000,
   ExecutionsPartitioned1771200000000,
+  MessagesPartitioned1771200000001,
 ];

@@ -78,6 +78,11 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   execution_answers_default: 'analytics',
   // One retry per execution: the retry's statement claims the original's key (migration ExecutionsPartitioned).
   workflow_execution_retries: 'executions',
+  // The DEFAULT partitions of the messages and their deliveries, and the provider's message ids of an
+  // account: written with the inbound message (the dedupe) and by the sender (migration MessagesPartitioned).
+  messages_default: 'customers',
+  message_deliveries_default: 'channels',
+  message_provider_ids: 'customers',
 };
 
 /**
@@ -95,6 +100,18 @@ const ALLOWED: { module: string; table: string; access: Access; why: string }[] 
     access: 'read' as const,
     why: 'analytics, reports and exports are SQL over what every module recorded (src/analytics/README.md); reads only',
   })),
+  ...['messages', 'message_deliveries', 'message_provider_ids'].map((table) => ({
+    module: 'executions',
+    table,
+    access: 'write' as const,
+    why: 'execution retention drops or trims the months of messages and their deliveries, with their provider ids (src/executions/README.md)',
+  })),
+  {
+    module: 'channels',
+    table: 'message_provider_ids',
+    access: 'write',
+    why: "the sender records the provider's message id of a send there too; statuses find their message through it (src/channels/README.md)",
+  },
   {
     module: 'executions',
     table: 'execution_answers',

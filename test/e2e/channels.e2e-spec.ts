@@ -325,7 +325,9 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
         return r.length ? r : undefined;
       });
       // As if the sender had not recorded the provider's id yet when Meta's callback came.
+      // (The statuses find their message through message_provider_ids, which the sender writes with it.)
       await db.query(`UPDATE messages SET provider_message_id = NULL WHERE id = $1`, [message.id]);
+      await db.query(`DELETE FROM message_provider_ids WHERE message_id = $1`, [message.id]);
       expect((await post(account.id, whatsappStatusesPayload(account.phone, [{ id: wamid, status: 'delivered', recipient: customer }]))).status).toBe(200);
       const [kept] = await waitFor('kept for later', async () => {
         const r = await db.query(`SELECT id, attempts FROM channel_webhook_payloads WHERE channel_account_id = $1`, [account.id]);
@@ -333,6 +335,10 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
       });
       expect(kept.attempts).toBe(0);
       await db.query(`UPDATE messages SET provider_message_id = $2 WHERE id = $1`, [message.id, wamid]);
+      await db.query(`INSERT INTO message_provider_ids (channel_account_id, provider_message_id, message_id) SELECT channel_account_id, $2, id FROM messages WHERE id = $1`, [
+        message.id,
+        wamid,
+      ]);
       await db.query(`UPDATE channel_webhook_payloads SET next_attempt_at = now() WHERE id = $1`, [kept.id]);
       await waitFor('applied by the sweep', async () => (await db.query(`SELECT 1 FROM channel_webhook_payloads WHERE id = $1`, [kept.id])).length === 0);
       const [delivery] = await db.query(`SELECT status, delivered_at FROM message_deliveries WHERE message_id = $1`, [message.id]);

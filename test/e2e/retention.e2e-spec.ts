@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
@@ -86,12 +86,53 @@ async function seedExecutions(ds: DataSource, organizationId: string, workflowId
   );
 }
 
+/**
+ * The conversation of each of those executions: the customer's message at its start and the reply 2 s
+ * later, through a channel account (provider ids recorded as the inbound statement and the sender do),
+ * the reply's delivery delivered. Keyed with the UUIDv7 of their time.
+ */
+async function seedMessages(ds: DataSource, organizationId: string, workflowId: string, accountId: string): Promise<void> {
+  await ds.query(
+    `INSERT INTO customers (organization_id, external_id, channel, first_seen_at, last_seen_at, created_at, updated_at)
+     SELECT $1::uuid, 'customer-' || g, 'whatsapp', now() - interval '400 days', now() - interval '400 days', now() - interval '400 days', now() - interval '400 days'
+       FROM generate_series(0, 11) g
+     ON CONFLICT DO NOTHING`,
+    [organizationId],
+  );
+  await ds.query(
+    `INSERT INTO messages (id, organization_id, customer_id, channel, direction, content, metadata, execution_id, node_id, created_at, channel_account_id, provider_message_id)
+     SELECT ${V7_AT('e.started_at + d.off', 'e.r * 2 + d.n + 90000')}, e.organization_id, c.id, e.channel, d.direction, 'hello', '{}', e.id,
+            CASE WHEN d.direction = 'outbound' THEN 'welcome' END, e.started_at + d.off, $3::uuid, 'wamid.' || (e.r * 2 + d.n)
+       FROM (SELECT x.*, row_number() OVER (ORDER BY x.id) AS r FROM workflow_executions x WHERE x.organization_id = $1 AND x.workflow_id = $2) e
+       JOIN customers c ON c.organization_id = e.organization_id AND c.external_id = e.customer_ref
+      CROSS JOIN (VALUES ('inbound', interval '0', 0), ('outbound', interval '2 seconds', 1)) d(direction, off, n)`,
+    [organizationId, workflowId, accountId],
+  );
+  await ds.query(
+    `INSERT INTO message_provider_ids (channel_account_id, provider_message_id, message_id)
+     SELECT channel_account_id, provider_message_id, id FROM messages WHERE channel_account_id = $1 ORDER BY id`,
+    [accountId],
+  );
+  await ds.query(
+    `INSERT INTO message_deliveries (message_id, organization_id, channel_account_id, customer_id, execution_id, workflow_id, channel, started_at, kind, queued_at)
+     SELECT m.id, m.organization_id, m.channel_account_id, m.customer_id, m.execution_id, e.workflow_id, m.channel, e.started_at, 'text', m.created_at
+       FROM messages m JOIN workflow_executions e ON e.id = m.execution_id WHERE m.channel_account_id = $1 AND m.direction = 'outbound'`,
+    [accountId],
+  );
+  await ds.query(
+    `UPDATE message_deliveries SET status = 'delivered', attempts = 1, sent_at = queued_at + interval '1 second', delivered_at = queued_at + interval '3 seconds'
+      WHERE channel_account_id = $1`,
+    [accountId],
+  );
+}
+
 const partitions = async (ds: DataSource, table = 'trigger_executions'): Promise<string[]> =>
   (await ds.query(`SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = $1::regclass ORDER BY 1`, [table])).map(
     (r: { relname: string }) => r.relname,
   );
 const monthName = (ms: number, table = 'trigger_executions') => `${table}_p${new Date(ms).toISOString().slice(0, 7).replace('-', '')}`;
 const EXECUTION_TABLES = ['workflow_executions', 'execution_steps', 'execution_answers'];
+const MESSAGE_TABLES = ['messages', 'message_deliveries'];
 
 describe('execution data retention (executions, steps, answers and firings by monthly partitions)', { timeout: 180_000 }, () => {
   let t: TestApp;
@@ -102,6 +143,8 @@ describe('execution data retention (executions, steps, answers and firings by mo
   let trigger: string;
   /** A failed execution 300 days ago and its retry (made through the API). */
   let retried: { original: string; retry: string };
+  /** The channel account of the seeded conversations. */
+  let account: string;
   const now = Date.now();
   const retention = (value: string) => new ExecutionRetention(ds, testConfig({ EXECUTION_RETENTION: value }));
 
@@ -128,6 +171,10 @@ describe('execution data retention (executions, steps, answers and firings by mo
       ['/v1/analytics/customers/engagement', year],
       ['/v1/analytics/customers/journey', { ...year, include_dropoffs: true }],
       [`/v1/workflows/${survey}/metrics`, { ...year, granularity: 'month' }],
+      [
+        `/v1/analytics/workflows/${survey}`,
+        { ...year, metrics: 'total_messages_sent,total_messages_received,messages_delivered,messages_read,delivery_rate,read_rate,unique_customers' },
+      ],
     ];
     for (const [path, query] of reads) {
       const res = await t.http.get(path).query(query).set(org.auth('read_only'));
@@ -146,7 +193,9 @@ describe('execution data retention (executions, steps, answers and firings by mo
     wf = (await createWorkflow(t, org)).id;
     trigger = await insertTrigger(ds, { organizationId: org.id, workflowId: wf, name: 'Retention trigger' });
     // A database in service for a year: the retention loop created each month's partition ahead of it.
-    for (const table of ['trigger_executions', ...EXECUTION_TABLES]) await ds.query(`SELECT retention_partitions_ensure($1, now() - interval '13 months', now())`, [table]);
+    for (const table of ['trigger_executions', ...EXECUTION_TABLES, ...MESSAGE_TABLES]) {
+      await ds.query(`SELECT retention_partitions_ensure($1, now() - interval '13 months', now())`, [table]);
+    }
     await seedYear(ds, org.id, wf, trigger, now);
     survey = (
       await createWorkflow(t, org, {
@@ -154,6 +203,8 @@ describe('execution data retention (executions, steps, answers and firings by mo
       })
     ).id;
     await seedExecutions(ds, org.id, survey, now);
+    account = randomUUID();
+    await seedMessages(ds, org.id, survey, account);
     // A failed execution 300 days ago, retried through the API (the retry is now's, running: no worker here).
     const [{ original }] = await ds.query(
       `SELECT id AS original FROM workflow_executions WHERE workflow_id = $1 AND status = 'failed' AND started_at < now() - interval '290 days' ORDER BY id DESC LIMIT 1`,
@@ -180,6 +231,10 @@ describe('execution data retention (executions, steps, answers and firings by mo
 
   it('prunes a seeded year to 30 days: whole months dropped, the edge trimmed, running firings kept, analytics unchanged', async () => {
     const figures = await analytics();
+    // The year's conversations are in the figures (so that their removal would show).
+    const messageFigures = Object.entries(figures).find(([key]) => key.includes('total_messages_sent'))?.[1] as { metrics: Record<string, number> };
+    expect(messageFigures.metrics.total_messages_sent).toBe(730);
+    expect(messageFigures.metrics.messages_delivered).toBeGreaterThan(700);
     const cutoff = now - 30 * DAY;
     const [{ recent }] = await ds.query(`SELECT count(*)::int AS recent FROM trigger_executions WHERE id >= uuid_v7_floor(to_timestamp($1::float8 / 1000))`, [cutoff]);
     const [{ executionsRecent, stepsRecent, answersRecent }] = await ds.query(
@@ -188,6 +243,18 @@ describe('execution data retention (executions, steps, answers and firings by mo
               (SELECT count(*) FROM execution_answers WHERE execution_id >= uuid_v7_floor(to_timestamp($1::float8 / 1000)))::int AS "answersRecent"`,
       [cutoff, survey],
     );
+    const messageCounts = async () =>
+      (
+        await ds.query(
+          `SELECT (SELECT count(*) FROM messages WHERE id >= uuid_v7_floor(to_timestamp($1::float8 / 1000)))::int AS messages,
+                  (SELECT count(*) FROM message_deliveries WHERE message_id >= uuid_v7_floor(to_timestamp($1::float8 / 1000)))::int AS deliveries,
+                  (SELECT count(*) FROM message_provider_ids WHERE message_id >= uuid_v7_floor(to_timestamp($1::float8 / 1000)))::int AS "providerIds"`,
+          [cutoff],
+        )
+      )[0];
+    const messagesRecent = await messageCounts();
+    const [{ deliveryChangesBefore }] = await ds.query(`SELECT count(*)::int AS "deliveryChangesBefore" FROM message_delivery_changes`);
+    expect(messagesRecent.messages).toBeGreaterThan(0);
     // The retried original is a year old: a second retry is refused while it is there.
     expect((await t.http.post(`/v1/workflows/${survey}/executions/${retried.original}/retry`).set(org.auth('read_write'))).body.error?.code).toBe('EXECUTION_NOT_RETRYABLE');
 
@@ -195,8 +262,8 @@ describe('execution data retention (executions, steps, answers and firings by mo
 
     // Months wholly before the cutoff are gone, but for those holding a firing or execution still running
     // (200 and 40 days ago); a month of executions goes with its steps and answers.
-    for (const table of ['trigger_executions', ...EXECUTION_TABLES]) {
-      const holder = table === 'trigger_executions' ? table : 'workflow_executions';
+    for (const table of ['trigger_executions', ...EXECUTION_TABLES, ...MESSAGE_TABLES]) {
+      const holder = table === 'trigger_executions' ? table : MESSAGE_TABLES.includes(table) ? 'messages' : 'workflow_executions';
       const runningMonths = [monthName(now - 200 * DAY - 11 * 60_000, holder), monthName(now - 40 * DAY - 11 * 60_000, holder), monthName(now - 200 * DAY - 7 * 60_000, holder), monthName(now - 40 * DAY - 7 * 60_000, holder)];
       const left = await partitions(ds, table);
       for (let m = 1; m <= 12; m++) {
@@ -211,7 +278,7 @@ describe('execution data retention (executions, steps, answers and firings by mo
       expect(left).toContain(monthName(now - 200 * DAY - 11 * 60_000, table));
       expect(left).toContain(monthName(cutoff, table));
     }
-    expect(report.dropped.length).toBeGreaterThanOrEqual(40);
+    expect(report.dropped.length).toBeGreaterThanOrEqual(60);
     expect(report.trimmed).toBeGreaterThan(0);
     const edgeMonth = monthName(cutoff);
 
@@ -242,6 +309,26 @@ describe('execution data retention (executions, steps, answers and firings by mo
     expect(recentAnswers).toBe(answersRecent);
     expect(recentAnswers).toBeGreaterThan(0);
 
+    // Messages older than 30 days: only the conversations of the waiting and the running execution, with their
+    // deliveries and provider ids; nothing points at a removed message.
+    const oldMessages = await ds.query(
+      `SELECT m.direction, e.status FROM messages m LEFT JOIN workflow_executions e ON e.id = m.execution_id
+        WHERE m.id < uuid_v7_floor(to_timestamp($1::float8 / 1000)) ORDER BY m.id`,
+      [cutoff],
+    );
+    expect(oldMessages).toEqual([
+      { direction: 'inbound', status: 'running' },
+      { direction: 'outbound', status: 'running' },
+      { direction: 'inbound', status: 'running' },
+      { direction: 'outbound', status: 'running' },
+    ]);
+    const [{ orphanDeliveries, orphanProviderIds }] = await ds.query(
+      `SELECT (SELECT count(*) FROM message_deliveries d WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = d.message_id))::int AS "orphanDeliveries",
+              (SELECT count(*) FROM message_provider_ids p WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = p.message_id))::int AS "orphanProviderIds"`,
+    );
+    expect({ orphanDeliveries, orphanProviderIds }).toEqual({ orphanDeliveries: 0, orphanProviderIds: 0 });
+    expect(await messageCounts()).toEqual(messagesRecent);
+
     // The retry outlives its original: it still reads, naming it; the original is gone (404), so is its claim.
     const retry = await t.http.get(`/v1/workflows/${survey}/executions/${retried.retry}`).set(org.auth('read_only')).expect(200);
     expect(retry.body.data.retry_of).toBe(retried.original);
@@ -266,6 +353,8 @@ describe('execution data retention (executions, steps, answers and firings by mo
     if (new Date(cutoff).getUTCDate() > 1) expect(edgeNew).toBeGreaterThan(0);
 
     // Nothing was logged against the rollups: every figure of the year is as before.
+    const [{ deliveryChanges }] = await ds.query(`SELECT count(*)::int AS "deliveryChanges" FROM message_delivery_changes`);
+    expect(deliveryChanges).toBe(deliveryChangesBefore);
     for (const log of ['trigger_execution_changes', 'workflow_execution_changes', 'execution_step_changes', 'message_changes']) {
       const [{ pending }] = await ds.query(`SELECT count(*)::int AS pending FROM ${log} WHERE sign = -1`);
       expect(pending, log).toBe(0);
@@ -502,5 +591,82 @@ describe('migration ExecutionsPartitioned on a database holding data', { timeout
     const [{ back }] = await db.query(`SELECT count(*)::int AS back FROM pg_constraint WHERE contype = 'f' AND confrelid = 'workflow_executions'::regclass AND conparentid = 0`);
     expect(back).toBe(4);
     expect((await db.query(`SELECT indexname FROM pg_indexes WHERE indexname = 'uq_workflow_executions_retry_of'`)).length).toBe(1);
+  });
+});
+
+describe('migration MessagesPartitioned on a database holding data', { timeout: 120_000 }, () => {
+  const databaseName = `${inject('testRunId')}_messages_${randomBytes(3).toString('hex')}`;
+  const admin = new Client({ connectionString: `${TEST_POSTGRES_URL}/postgres` });
+  const mine = MIGRATIONS.findIndex((m) => m.name === 'MessagesPartitioned1771200000001');
+  let db: DataSource;
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${databaseName}"`);
+    db = new DataSource({ ...dataSourceOptions({ databaseUrl: `${TEST_POSTGRES_URL}/${databaseName}` }), migrations: MIGRATIONS.slice(0, mine) });
+    await db.initialize();
+    await db.runMigrations({ transaction: 'each' });
+  });
+  afterAll(async () => {
+    if (db?.isInitialized) await db.destroy();
+    await admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
+    await admin.end();
+  });
+
+  it('moves messages and deliveries into aligned monthly partitions, the provider ids to their table, and undoes', async () => {
+    expect(mine).toBeGreaterThan(0);
+    const account = randomUUID();
+    const [o] = await db.query(`INSERT INTO organizations (name) VALUES ('m') RETURNING id`);
+    const [c] = await db.query(`INSERT INTO customers (organization_id, external_id, first_seen_at, last_seen_at) VALUES ($1, 'c', now(), now()) RETURNING id`, [o.id]);
+    // Ninety days of messages keyed by their time (ten with random keys), each with a provider id; the outbound ones with a delivery.
+    await db.query(
+      `INSERT INTO messages (id, organization_id, customer_id, channel, direction, content, created_at, channel_account_id, provider_message_id)
+       SELECT CASE WHEN i % 10 = 0 THEN gen_random_uuid() ELSE ${V7_AT('at', 'i')} END,
+              $1, $2, 'whatsapp', CASE WHEN i % 2 = 0 THEN 'inbound' ELSE 'outbound' END, 'm' || i, at, $3, 'wamid.' || i
+         FROM generate_series(1, 100) i, LATERAL (SELECT now() - i * interval '22 hours' AS at) x`,
+      [o.id, c.id, account],
+    );
+    await db.query(
+      `INSERT INTO message_deliveries (message_id, organization_id, channel_account_id, customer_id, channel, started_at, queued_at)
+       SELECT id, organization_id, channel_account_id, customer_id, channel, created_at, created_at FROM messages WHERE direction = 'outbound'`,
+    );
+    const snapshot = async () => ({
+      messages: (await db.query(`SELECT md5(string_agg(t::text, ',' ORDER BY id)) AS h, count(*)::int AS n FROM messages t`))[0],
+      deliveries: (await db.query(`SELECT md5(string_agg(t::text, ',' ORDER BY message_id)) AS h, count(*)::int AS n FROM message_deliveries t`))[0],
+    });
+    const before = await snapshot();
+    expect(before.messages.n).toBe(100);
+
+    await db.destroy();
+    db = new DataSource({ ...dataSourceOptions({ databaseUrl: `${TEST_POSTGRES_URL}/${databaseName}` }), migrations: MIGRATIONS.slice(0, mine + 1) });
+    await db.initialize();
+    await db.runMigrations({ transaction: 'each' });
+
+    for (const table of MESSAGE_TABLES) {
+      const [{ relkind }] = await db.query(`SELECT relkind FROM pg_class WHERE relname = $1`, [table]);
+      expect(relkind, table).toBe('p');
+      expect((await partitions(db, table)).length, table).toBeGreaterThanOrEqual(5);
+    }
+    expect(await snapshot()).toEqual(before);
+    const [{ ids }] = await db.query(`SELECT count(*)::int AS ids FROM message_provider_ids p JOIN messages m ON m.id = p.message_id AND m.provider_message_id = p.provider_message_id`);
+    expect(ids).toBe(100);
+    // A redelivered provider id is refused by its table; a DELETE through the parent (a customer deleted) takes deliveries and ids with it.
+    await expect(
+      db.query(`INSERT INTO message_provider_ids (channel_account_id, provider_message_id, message_id) VALUES ($1, 'wamid.1', gen_random_uuid())`, [account]),
+    ).rejects.toThrow(/duplicate key/);
+    await db.query(`DELETE FROM customers WHERE id = $1`, [c.id]);
+    const [{ deliveries, left }] = await db.query(
+      `SELECT (SELECT count(*) FROM message_deliveries)::int AS deliveries, (SELECT count(*) FROM message_provider_ids)::int AS left`,
+    );
+    expect({ deliveries, left }).toEqual({ deliveries: 0, left: 0 });
+
+    await db.undoLastMigration({ transaction: 'each' });
+    for (const table of MESSAGE_TABLES) {
+      const [{ relkind }] = await db.query(`SELECT relkind FROM pg_class WHERE relname = $1`, [table]);
+      expect(relkind, table).toBe('r');
+    }
+    expect((await db.query(`SELECT indexname FROM pg_indexes WHERE indexname = 'uq_messages_account_provider_id'`)).length).toBe(1);
+    const [{ fk }] = await db.query(`SELECT count(*)::int AS fk FROM pg_constraint WHERE conname = 'message_deliveries_message_id_fkey'`);
+    expect(fk).toBe(1);
   });
 });

@@ -5,20 +5,44 @@ import { executionRetentionsSql } from '../../auth/organizations/organizations.s
 import { AppConfig } from '../../config/app-config.js';
 
 /**
- * A table range-partitioned by month on its UUIDv7 id, whose rows carry `organization_id` and a
- * `status` ('running' holds a month), with the tables partitioned with the same monthly bounds on a
- * key that points at its id (their month's partitions are removed with its own, before it) and side
- * tables keyed by its id, not partitioned, whose rows go with it.
+ * A table range-partitioned by month on its UUIDv7 id, whose rows carry `organization_id`, with the
+ * tables partitioned with the same monthly bounds on a key that points at its id (their month's
+ * partitions are removed with its own, before it) and side tables keyed by its id, not partitioned,
+ * whose rows go with it.
  */
 export interface PartitionedGroup {
   table: string;
   children: readonly { table: string; key: string }[];
   sides: readonly { table: string; key: string }[];
+  /** SQL true for a row (alias `t`) that must stay: its execution still runs, it is still being delivered. */
+  held: (t: string) => string;
+  /** SQL true when a partition holds such a row (`child(table)`: the child's partition of the same month), read cheaply. */
+  busy: (partition: string, upper: string, child: (table: string) => string) => string;
 }
 
-/** The partitioned tables (migrations ExecutionRetention and ExecutionsPartitioned). */
+/** Rows whose own status says they are still in progress. */
+const byStatus = (status: string) => ({
+  held: (t: string) => `${t}.status = '${status}'`,
+  busy: (partition: string) => `EXISTS (SELECT 1 FROM ONLY "${partition}" WHERE status = '${status}')`,
+});
+
+/** The partitioned tables (migrations ExecutionRetention, ExecutionsPartitioned, MessagesPartitioned). */
 export const PARTITIONED_GROUPS: readonly PartitionedGroup[] = [
-  { table: 'trigger_executions', children: [], sides: [] },
+  {
+    // A message of an execution still running (its conversation) or still being sent stays.
+    table: 'messages',
+    children: [{ table: 'message_deliveries', key: 'message_id' }],
+    sides: [{ table: 'message_provider_ids', key: 'message_id' }],
+    held: (t) =>
+      `(EXISTS (SELECT 1 FROM workflow_executions e WHERE e.id = ${t}.execution_id AND e.status = 'running')
+        OR EXISTS (SELECT 1 FROM message_deliveries d WHERE d.message_id = ${t}.id AND d.status IN ('queued', 'sending')))`,
+    // The running executions are few (a partial index): each is looked up in the month by the execution index.
+    busy: (partition, upper, child) =>
+      `EXISTS (SELECT 1 FROM workflow_executions e WHERE e.status = 'running' AND e.id < '${upper}'::uuid
+                  AND EXISTS (SELECT 1 FROM ONLY "${partition}" m WHERE m.execution_id = e.id))
+       OR EXISTS (SELECT 1 FROM ONLY "${child('message_deliveries')}" WHERE status IN ('queued', 'sending'))`,
+  },
+  { table: 'trigger_executions', children: [], sides: [], ...byStatus('running') },
   {
     table: 'workflow_executions',
     children: [
@@ -26,6 +50,7 @@ export const PARTITIONED_GROUPS: readonly PartitionedGroup[] = [
       { table: 'execution_answers', key: 'execution_id' },
     ],
     sides: [{ table: 'workflow_execution_retries', key: 'retry_of' }],
+    ...byStatus('running'),
   },
 ];
 /** Every partitioned table, parents and children. */
@@ -204,7 +229,8 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
       // The check reads the month until its first running row (the whole month when there is none): beyond the
       // service's per-statement limit on a large month.
       await runner.query(`SET LOCAL statement_timeout = '${RUNNING_CHECK_TIMEOUT}'`);
-      const [{ busy }] = (await runner.query(`SELECT EXISTS (SELECT 1 FROM ONLY "${p.name}" WHERE status = 'running') AS busy`)) as { busy: boolean }[];
+      const busySql = group.busy(p.name, p.to as string, (child) => this.childPartition(group, child, p, childPartitions));
+      const [{ busy }] = (await runner.query(`SELECT ${busySql} AS busy`)) as { busy: boolean }[];
       if (busy) {
         await runner.rollbackTransaction();
         return null;
@@ -254,7 +280,12 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
   ): Promise<number> {
     const along = [
       ...group.children.map((c, i) => `, c${i} AS (DELETE FROM ONLY "${this.childPartition(group, c.table, p, childPartitions)}" WHERE ${c.key} IN (SELECT id FROM gone))`),
-      ...group.sides.map((s, i) => `, s${i} AS (DELETE FROM ${s.table} WHERE ${s.key} IN (SELECT id FROM gone))`),
+      // The bounds let a side table's index on its time-ordered key (a BRIN one too) find the batch's range.
+      ...group.sides.map(
+        (s, i) =>
+          `, s${i} AS (DELETE FROM ${s.table} WHERE ${s.key} IN (SELECT id FROM gone)
+                         AND ${s.key} >= (SELECT id FROM gone ORDER BY id LIMIT 1) AND ${s.key} <= (SELECT id FROM gone ORDER BY id DESC LIMIT 1))`,
+      ),
     ].join('\n');
     let total = 0;
     for (;;) {
@@ -262,7 +293,7 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
         `WITH gone AS (
            DELETE FROM ONLY "${p.name}" WHERE id IN (
              SELECT t.id FROM ONLY "${p.name}" t JOIN (${executionRetentionsSql('$3')}) o ON o.organization_id = t.organization_id
-              WHERE t.id < $1::uuid AND t.status <> 'running'
+              WHERE t.id < $1::uuid AND NOT ${group.held('t')}
                 AND t.id < uuid_v7_floor(to_timestamp($2 / 1000.0) - make_interval(secs => o.retention_ms / 1000.0))
               ORDER BY t.id LIMIT ${TRIM_BATCH})
            RETURNING id)
