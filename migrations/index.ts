@@ -40,6 +40,7 @@ import { TraceContext1770950000000 } from './1770950000000-TraceContext.js';
 import { ExecutionRetention1771000000000 } from './1771000000000-ExecutionRetention.js';
 import { ExecutionsPartitioned1771200000000 } from './1771200000000-ExecutionsPartitioned.js';
 import { MessagesPartitioned1771200000001 } from './1771200000001-MessagesPartitioned.js';
+import { WebhookDeliveriesPartitioned1771200000002 } from './1771200000002-WebhookDeliveriesPartitioned.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -82,4 +83,5 @@ export const MIGRATIONS = [
   ExecutionRetention1771000000000,
   ExecutionsPartitioned1771200000000,
   MessagesPartitioned1771200000001,
+  WebhookDeliveriesPartitioned1771200000002,
 ];

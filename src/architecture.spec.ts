@@ -83,6 +83,9 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   messages_default: 'customers',
   message_deliveries_default: 'channels',
   message_provider_ids: 'customers',
+  // The DEFAULT partitions of the webhook deliveries and their attempts (migration WebhookDeliveriesPartitioned).
+  webhook_deliveries_default: 'webhooks',
+  webhook_delivery_attempts_default: 'webhooks',
 };
 
 /**
@@ -100,11 +103,11 @@ const ALLOWED: { module: string; table: string; access: Access; why: string }[] 
     access: 'read' as const,
     why: 'analytics, reports and exports are SQL over what every module recorded (src/analytics/README.md); reads only',
   })),
-  ...['messages', 'message_deliveries', 'message_provider_ids'].map((table) => ({
+  ...['messages', 'message_deliveries', 'message_provider_ids', 'webhook_deliveries', 'webhook_delivery_attempts'].map((table) => ({
     module: 'executions',
     table,
     access: 'write' as const,
-    why: 'execution retention drops or trims the months of messages and their deliveries, with their provider ids (src/executions/README.md)',
+    why: 'execution retention drops or trims the months of messages and their deliveries (with their provider ids), and of webhook deliveries and their attempts (src/executions/README.md)',
   })),
   {
     module: 'channels',

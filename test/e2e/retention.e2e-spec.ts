@@ -126,6 +126,34 @@ async function seedMessages(ds: DataSource, organizationId: string, workflowId: 
   );
 }
 
+/**
+ * A year of webhook deliveries (two a day), each with two attempts an hour and two after it (so an attempt
+ * of a month's last delivery is keyed in the next month); one still pending 150 days ago. Keyed with the
+ * UUIDv7 of their time. The webhook is inactive: nothing here sends.
+ */
+async function seedWebhookDeliveries(ds: DataSource, organizationId: string, now: number): Promise<string> {
+  const [{ id: webhookId }] = await ds.query(
+    `INSERT INTO webhooks (organization_id, name, url, events, secret_encrypted, active) VALUES ($1, 'retention', 'https://example.com/hook', '{workflow.completed}', 'x', false)
+     RETURNING id`,
+    [organizationId],
+  );
+  await ds.query(
+    `INSERT INTO webhook_deliveries (id, organization_id, webhook_id, event_id, event_type, event_timestamp, data, status, attempts, created_at, completed_at)
+     SELECT ${V7_AT('at', 'i + 70000')}, $1, $2, gen_random_uuid(), 'workflow.completed', at, '{}', CASE WHEN i = 300 THEN 'pending' ELSE 'delivered' END,
+            2, at, CASE WHEN i <> 300 THEN at + interval '2 hours' END
+       FROM generate_series(1, 730) i, LATERAL (SELECT to_timestamp($3::float8 / 1000) - i * interval '12 hours' - interval '13 minutes' AS at) x`,
+    [organizationId, webhookId, now],
+  );
+  await ds.query(
+    `INSERT INTO webhook_delivery_attempts (id, organization_id, webhook_id, delivery_id, event_type, attempt, status, response_code, delivered_at)
+     SELECT ${V7_AT("d.created_at + n * interval '1 hour'", '(row_number() OVER ())::int * 2 + n + 80000')}, d.organization_id, d.webhook_id, d.id, d.event_type, n,
+            CASE WHEN n = 1 THEN 'retrying' ELSE 'delivered' END, CASE WHEN n = 1 THEN 500 ELSE 200 END, d.created_at + n * interval '1 hour'
+       FROM webhook_deliveries d, generate_series(1, 2) n WHERE d.webhook_id = $1`,
+    [webhookId],
+  );
+  return webhookId;
+}
+
 const partitions = async (ds: DataSource, table = 'trigger_executions'): Promise<string[]> =>
   (await ds.query(`SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = $1::regclass ORDER BY 1`, [table])).map(
     (r: { relname: string }) => r.relname,
@@ -133,6 +161,7 @@ const partitions = async (ds: DataSource, table = 'trigger_executions'): Promise
 const monthName = (ms: number, table = 'trigger_executions') => `${table}_p${new Date(ms).toISOString().slice(0, 7).replace('-', '')}`;
 const EXECUTION_TABLES = ['workflow_executions', 'execution_steps', 'execution_answers'];
 const MESSAGE_TABLES = ['messages', 'message_deliveries'];
+const WEBHOOK_TABLES = ['webhook_deliveries', 'webhook_delivery_attempts'];
 
 describe('execution data retention (executions, steps, answers and firings by monthly partitions)', { timeout: 180_000 }, () => {
   let t: TestApp;
@@ -145,6 +174,8 @@ describe('execution data retention (executions, steps, answers and firings by mo
   let retried: { original: string; retry: string };
   /** The channel account of the seeded conversations. */
   let account: string;
+  /** The webhook of the seeded deliveries. */
+  let webhook: string;
   const now = Date.now();
   const retention = (value: string) => new ExecutionRetention(ds, testConfig({ EXECUTION_RETENTION: value }));
 
@@ -193,7 +224,7 @@ describe('execution data retention (executions, steps, answers and firings by mo
     wf = (await createWorkflow(t, org)).id;
     trigger = await insertTrigger(ds, { organizationId: org.id, workflowId: wf, name: 'Retention trigger' });
     // A database in service for a year: the retention loop created each month's partition ahead of it.
-    for (const table of ['trigger_executions', ...EXECUTION_TABLES, ...MESSAGE_TABLES]) {
+    for (const table of ['trigger_executions', ...EXECUTION_TABLES, ...MESSAGE_TABLES, ...WEBHOOK_TABLES]) {
       await ds.query(`SELECT retention_partitions_ensure($1, now() - interval '13 months', now())`, [table]);
     }
     await seedYear(ds, org.id, wf, trigger, now);
@@ -205,6 +236,7 @@ describe('execution data retention (executions, steps, answers and firings by mo
     await seedExecutions(ds, org.id, survey, now);
     account = randomUUID();
     await seedMessages(ds, org.id, survey, account);
+    webhook = await seedWebhookDeliveries(ds, org.id, now);
     // A failed execution 300 days ago, retried through the API (the retry is now's, running: no worker here).
     const [{ original }] = await ds.query(
       `SELECT id AS original FROM workflow_executions WHERE workflow_id = $1 AND status = 'failed' AND started_at < now() - interval '290 days' ORDER BY id DESC LIMIT 1`,
@@ -253,6 +285,16 @@ describe('execution data retention (executions, steps, answers and firings by mo
         )
       )[0];
     const messagesRecent = await messageCounts();
+    const webhookCounts = async () =>
+      (
+        await ds.query(
+          `SELECT (SELECT count(*) FROM webhook_deliveries WHERE id >= uuid_v7_floor(to_timestamp($1::float8 / 1000)))::int AS deliveries,
+                  (SELECT count(*) FROM webhook_delivery_attempts WHERE delivery_id >= uuid_v7_floor(to_timestamp($1::float8 / 1000)))::int AS attempts`,
+          [cutoff],
+        )
+      )[0];
+    const webhooksRecent = await webhookCounts();
+    expect(webhooksRecent.attempts).toBe(webhooksRecent.deliveries * 2);
     const [{ deliveryChangesBefore }] = await ds.query(`SELECT count(*)::int AS "deliveryChangesBefore" FROM message_delivery_changes`);
     expect(messagesRecent.messages).toBeGreaterThan(0);
     // The retried original is a year old: a second retry is refused while it is there.
@@ -262,9 +304,11 @@ describe('execution data retention (executions, steps, answers and firings by mo
 
     // Months wholly before the cutoff are gone, but for those holding a firing or execution still running
     // (200 and 40 days ago); a month of executions goes with its steps and answers.
-    for (const table of ['trigger_executions', ...EXECUTION_TABLES, ...MESSAGE_TABLES]) {
-      const holder = table === 'trigger_executions' ? table : MESSAGE_TABLES.includes(table) ? 'messages' : 'workflow_executions';
-      const runningMonths = [monthName(now - 200 * DAY - 11 * 60_000, holder), monthName(now - 40 * DAY - 11 * 60_000, holder), monthName(now - 200 * DAY - 7 * 60_000, holder), monthName(now - 40 * DAY - 7 * 60_000, holder)];
+    for (const table of ['trigger_executions', ...EXECUTION_TABLES, ...MESSAGE_TABLES, ...WEBHOOK_TABLES]) {
+      const holder = table === 'trigger_executions' ? table : MESSAGE_TABLES.includes(table) ? 'messages' : WEBHOOK_TABLES.includes(table) ? 'webhook_deliveries' : 'workflow_executions';
+      const runningMonths = WEBHOOK_TABLES.includes(table)
+        ? [monthName(now - 150 * DAY - 13 * 60_000, holder)]
+        : [monthName(now - 200 * DAY - 11 * 60_000, holder), monthName(now - 40 * DAY - 11 * 60_000, holder), monthName(now - 200 * DAY - 7 * 60_000, holder), monthName(now - 40 * DAY - 7 * 60_000, holder)];
       const left = await partitions(ds, table);
       for (let m = 1; m <= 12; m++) {
         const monthStart = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth() - m, 1);
@@ -275,10 +319,10 @@ describe('execution data retention (executions, steps, answers and firings by mo
           expect(report.dropped).toContain(name);
         }
       }
-      expect(left).toContain(monthName(now - 200 * DAY - 11 * 60_000, table));
+      expect(left).toContain(monthName(WEBHOOK_TABLES.includes(table) ? now - 150 * DAY - 13 * 60_000 : now - 200 * DAY - 11 * 60_000, table));
       expect(left).toContain(monthName(cutoff, table));
     }
-    expect(report.dropped.length).toBeGreaterThanOrEqual(60);
+    expect(report.dropped.length).toBeGreaterThanOrEqual(80);
     expect(report.trimmed).toBeGreaterThan(0);
     const edgeMonth = monthName(cutoff);
 
@@ -328,6 +372,20 @@ describe('execution data retention (executions, steps, answers and firings by mo
     );
     expect({ orphanDeliveries, orphanProviderIds }).toEqual({ orphanDeliveries: 0, orphanProviderIds: 0 });
     expect(await messageCounts()).toEqual(messagesRecent);
+
+    // Webhook deliveries older than 30 days: only the pending one, with its attempts; no attempt without its delivery.
+    const oldDeliveries = await ds.query(`SELECT status FROM webhook_deliveries WHERE id < uuid_v7_floor(to_timestamp($1::float8 / 1000))`, [cutoff]);
+    expect(oldDeliveries).toEqual([{ status: 'pending' }]);
+    const [{ orphanAttempts, oldAttempts }] = await ds.query(
+      `SELECT (SELECT count(*) FROM webhook_delivery_attempts a WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = a.delivery_id))::int AS "orphanAttempts",
+              (SELECT count(*) FROM webhook_delivery_attempts WHERE delivery_id < uuid_v7_floor(to_timestamp($1::float8 / 1000)))::int AS "oldAttempts"`,
+      [cutoff],
+    );
+    expect({ orphanAttempts, oldAttempts }).toEqual({ orphanAttempts: 0, oldAttempts: 2 });
+    expect(await webhookCounts()).toEqual(webhooksRecent);
+    const attemptsApi = await t.http.get(`/v1/webhooks/${webhook}/logs`).query({ limit: 1 }).set(org.auth('read_only'));
+    expect(attemptsApi.status, JSON.stringify(attemptsApi.body)).toBe(200);
+    expect(attemptsApi.body.pagination.total).toBe(webhooksRecent.attempts + 2);
 
     // The retry outlives its original: it still reads, naming it; the original is gone (404), so is its claim.
     const retry = await t.http.get(`/v1/workflows/${survey}/executions/${retried.retry}`).set(org.auth('read_only')).expect(200);
@@ -667,6 +725,67 @@ describe('migration MessagesPartitioned on a database holding data', { timeout: 
     }
     expect((await db.query(`SELECT indexname FROM pg_indexes WHERE indexname = 'uq_messages_account_provider_id'`)).length).toBe(1);
     const [{ fk }] = await db.query(`SELECT count(*)::int AS fk FROM pg_constraint WHERE conname = 'message_deliveries_message_id_fkey'`);
+    expect(fk).toBe(1);
+  });
+});
+
+describe('migration WebhookDeliveriesPartitioned on a database holding data', { timeout: 120_000 }, () => {
+  const databaseName = `${inject('testRunId')}_webhooks_${randomBytes(3).toString('hex')}`;
+  const admin = new Client({ connectionString: `${TEST_POSTGRES_URL}/postgres` });
+  const mine = MIGRATIONS.findIndex((m) => m.name === 'WebhookDeliveriesPartitioned1771200000002');
+  let db: DataSource;
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${databaseName}"`);
+    db = new DataSource({ ...dataSourceOptions({ databaseUrl: `${TEST_POSTGRES_URL}/${databaseName}` }), migrations: MIGRATIONS.slice(0, mine) });
+    await db.initialize();
+    await db.runMigrations({ transaction: 'each' });
+  });
+  afterAll(async () => {
+    if (db?.isInitialized) await db.destroy();
+    await admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
+    await admin.end();
+  });
+
+  it('moves deliveries and attempts into aligned monthly partitions and undoes', async () => {
+    expect(mine).toBe(MIGRATIONS.length - 1);
+    const [o] = await db.query(`INSERT INTO organizations (name) VALUES ('m') RETURNING id`);
+    const webhookId = await seedWebhookDeliveries(db, o.id, Date.now());
+    const snapshot = async () => ({
+      deliveries: (await db.query(`SELECT md5(string_agg(t::text, ',' ORDER BY id)) AS h, count(*)::int AS n FROM webhook_deliveries t`))[0],
+      attempts: (await db.query(`SELECT md5(string_agg(t::text, ',' ORDER BY id)) AS h, count(*)::int AS n FROM webhook_delivery_attempts t`))[0],
+    });
+    const before = await snapshot();
+    expect(before.attempts.n).toBe(1460);
+
+    await db.destroy();
+    db = new DataSource({ ...dataSourceOptions({ databaseUrl: `${TEST_POSTGRES_URL}/${databaseName}` }), migrations: MIGRATIONS.slice(0, mine + 1) });
+    await db.initialize();
+    await db.runMigrations({ transaction: 'each' });
+
+    for (const table of WEBHOOK_TABLES) {
+      const [{ relkind }] = await db.query(`SELECT relkind FROM pg_class WHERE relname = $1`, [table]);
+      expect(relkind, table).toBe('p');
+      expect((await partitions(db, table)).length, table).toBeGreaterThanOrEqual(13);
+    }
+    expect(await snapshot()).toEqual(before);
+    // Each attempt sits in its delivery's month, whatever its own key's.
+    const [{ misplaced }] = await db.query(
+      `SELECT count(*)::int AS misplaced FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+        WHERE substr(a.tableoid::regclass::text, length('webhook_delivery_attempts') + 1) <> substr(d.tableoid::regclass::text, length('webhook_deliveries') + 1)`,
+    );
+    expect(misplaced).toBe(0);
+    // A DELETE through the parent (a delivery deleted with its webhook) takes the attempts with it.
+    await db.query(`DELETE FROM webhooks WHERE id = $1`, [webhookId]);
+    expect((await db.query(`SELECT count(*)::int AS n FROM webhook_delivery_attempts`))[0].n).toBe(0);
+
+    await db.undoLastMigration({ transaction: 'each' });
+    for (const table of WEBHOOK_TABLES) {
+      const [{ relkind }] = await db.query(`SELECT relkind FROM pg_class WHERE relname = $1`, [table]);
+      expect(relkind, table).toBe('r');
+    }
+    const [{ fk }] = await db.query(`SELECT count(*)::int AS fk FROM pg_constraint WHERE conname = 'webhook_delivery_attempts_delivery_id_fkey'`);
     expect(fk).toBe(1);
   });
 });

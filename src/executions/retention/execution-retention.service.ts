@@ -26,8 +26,10 @@ const byStatus = (status: string) => ({
   busy: (partition: string) => `EXISTS (SELECT 1 FROM ONLY "${partition}" WHERE status = '${status}')`,
 });
 
-/** The partitioned tables (migrations ExecutionRetention, ExecutionsPartitioned, MessagesPartitioned). */
+/** The partitioned tables (migrations ExecutionRetention, ExecutionsPartitioned, MessagesPartitioned, WebhookDeliveriesPartitioned). */
 export const PARTITIONED_GROUPS: readonly PartitionedGroup[] = [
+  // A delivery still being attempted (pending) stays, with its attempts.
+  { table: 'webhook_deliveries', children: [{ table: 'webhook_delivery_attempts', key: 'delivery_id' }], sides: [], ...byStatus('pending') },
   {
     // A message of an execution still running (its conversation) or still being sent stays.
     table: 'messages',
