@@ -240,6 +240,20 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
       expect(again[0].n).toBe(4);
     });
 
+    it('stores a message delivered several times at once exactly once (the provider id is claimed in the receive statement)', async () => {
+      const account = await whatsappAccount();
+      const from = nextNumber();
+      const payload = whatsappMessagesPayload(account.phone, [{ from, id: `wamid.race-${seq}`, text: 'only once' }]);
+      const answers = await Promise.all(Array.from({ length: 6 }, () => post(account.id, payload)));
+      expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 6 }, () => 200));
+      await waitFor('payloads applied', async () => (await db.query(`SELECT 1 FROM channel_webhook_payloads WHERE channel_account_id = $1`, [account.id])).length === 0);
+      await waitFor('stored', async () => (await db.query(`SELECT 1 FROM messages WHERE channel_account_id = $1`, [account.id])).length > 0);
+      expect(await db.query(`SELECT 1 FROM messages WHERE channel_account_id = $1 AND direction = 'inbound'`, [account.id])).toHaveLength(1);
+      expect(await db.query(`SELECT 1 FROM message_provider_ids WHERE channel_account_id = $1 AND provider_message_id = $2`, [account.id, `wamid.race-${seq}`])).toHaveLength(1);
+      const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM outbox_events WHERE type = 'message.received' AND data->>'channel_account_id' = $1`, [account.id]);
+      expect(n).toBe(1);
+    });
+
     it('ignores Instagram echoes of our own messages', async () => {
       const res = await t.http
         .post('/v1/channel-accounts')
