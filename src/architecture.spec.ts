@@ -72,6 +72,20 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
   organization_limits: 'rate-limits',
   // The DEFAULT partition of trigger_executions (migration ExecutionRetention; its monthly partitions are made at run time).
   trigger_executions_default: 'executions',
+  // The DEFAULT partitions of the executions, their steps and answers (migration ExecutionsPartitioned).
+  workflow_executions_default: 'executions',
+  execution_steps_default: 'executions',
+  execution_answers_default: 'analytics',
+  // One retry per execution: the retry's statement claims the original's key (migration ExecutionsPartitioned).
+  workflow_execution_retries: 'executions',
+  // The DEFAULT partitions of the messages and their deliveries, and the provider's message ids of an
+  // account: written with the inbound message (the dedupe) and by the sender (migration MessagesPartitioned).
+  messages_default: 'customers',
+  message_deliveries_default: 'channels',
+  message_provider_ids: 'customers',
+  // The DEFAULT partitions of the webhook deliveries and their attempts (migration WebhookDeliveriesPartitioned).
+  webhook_deliveries_default: 'webhooks',
+  webhook_delivery_attempts_default: 'webhooks',
 };
 
 /**
@@ -82,12 +96,31 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
  */
 const ALLOWED: { module: string; table: string; access: Access; why: string }[] = [
   ...['customers', 'messages', 'execution_steps', 'workflow_executions', 'trigger_executions', 'workflow_execution_hours', 'workflow_execution_days', 'workflows',
-    'workflow_versions', 'triggers', 'webhooks', 'webhook_delivery_attempts', 'organizations', 'channel_accounts', 'message_deliveries', 'workflow_delivery_hours'].map((table) => ({
+    'workflow_versions', 'triggers', 'webhooks', 'webhook_delivery_attempts', 'organizations', 'channel_accounts', 'message_deliveries', 'workflow_delivery_hours',
+    'workflow_customer_hours'].map((table) => ({
     module: 'analytics',
     table,
     access: 'read' as const,
     why: 'analytics, reports and exports are SQL over what every module recorded (src/analytics/README.md); reads only',
   })),
+  ...['messages', 'message_deliveries', 'message_provider_ids', 'webhook_deliveries', 'webhook_delivery_attempts'].map((table) => ({
+    module: 'executions',
+    table,
+    access: 'write' as const,
+    why: 'execution retention drops or trims the months of messages and their deliveries (with their provider ids), and of webhook deliveries and their attempts (src/executions/README.md)',
+  })),
+  {
+    module: 'channels',
+    table: 'message_provider_ids',
+    access: 'write',
+    why: "the sender records the provider's message id of a send there too; statuses find their message through it (src/channels/README.md)",
+  },
+  {
+    module: 'executions',
+    table: 'execution_answers',
+    access: 'write',
+    why: 'execution retention drops or trims the answers\' partitions with their executions\' months (src/executions/README.md)',
+  },
   { module: 'webhooks', table: 'outbox_events', access: 'write', why: 'the outbox relay: reads new events, marks them published, deletes old ones (src/webhooks/README.md)' },
   ...['customers', 'messages'].map((table) => ({
     module: 'executions',

@@ -1,7 +1,7 @@
 // Execution data retention (EXECUTION_RETENTION) on the seeded year of `history` (bench/lib/history-seed.mjs):
-// the firings (`trigger_executions`, range-partitioned by month on their UUIDv7 id) are re-keyed with the UUIDv7
-// of their time, as the engine writes them, into monthly partitions back thirteen months (what a year of the
-// retention loop leaves). Measured:
+// the executions, their steps and answers, the firings, the messages and their deliveries (each range-partitioned
+// by month on a UUIDv7 key) are re-keyed with the UUIDv7 of their time, as the engine writes them, into monthly
+// partitions back thirteen months (what a year of the retention loop leaves). Measured:
 // - history p95s (the trigger's list and its 30- and 365-day metrics) before and after the prune: within 25%;
 // - executions/s without a prune, then while the prune runs: twelve retention passes one second apart, each
 //   shortening the retention by 30 days (360 down to 30), so that the month drops and the edge trims fall in
@@ -36,35 +36,78 @@ async function retentionOf(databaseUrl) {
   };
 }
 
-/** The seed's firings keyed by their time (the seed keys them all at the time of seeding). */
-async function rekeyByTime(db) {
+/** The columns of a table but `skip`, as a list for INSERT and SELECT. */
+async function columnsOf(db, table, skip) {
   const { rows } = await db.query(
-    `SELECT string_agg(quote_ident(column_name), ', ' ORDER BY ordinal_position) AS cols FROM information_schema.columns WHERE table_name = 'trigger_executions' AND column_name <> 'id'`,
+    `SELECT string_agg(quote_ident(column_name), ', ' ORDER BY ordinal_position) AS cols
+       FROM information_schema.columns WHERE table_name = $1 AND NOT (column_name = ANY ($2::text[]))`,
+    [table, skip],
   );
-  const cols = rows[0].cols;
-  await db.query(`SELECT retention_partitions_ensure('trigger_executions', now() - interval '13 months', now() + interval '2 months')`);
+  return rows[0].cols;
+}
+
+/** A key moved to the millisecond `at` (SQL), its random part kept: what the engine would have written then. */
+const REKEY = (id, at) => `(substr(uuid_v7_floor(${at})::text, 1, 14) || substr(${id}::text, 15))::uuid`;
+
+/**
+ * The seed's rows keyed by their time (the seed keys them all at the time of seeding), as the engine writes
+ * them: executions by their start, firings by their time, messages by theirs; the steps, answers, deliveries
+ * and the links between them follow their parent's new key. Each partitioned table gets its months back
+ * thirteen months (what a year of the retention loop leaves).
+ */
+async function rekeyByTime(db) {
+  const partitioned = ['trigger_executions', 'workflow_executions', 'execution_steps', 'execution_answers', 'messages', 'message_deliveries',
+    'webhook_deliveries', 'webhook_delivery_attempts'];
+  for (const table of partitioned) await db.query(`SELECT retention_partitions_ensure($1, now() - interval '13 months', now() + interval '2 months')`, [table]);
+  const cols = {
+    trigger_executions: await columnsOf(db, 'trigger_executions', ['id', 'workflow_execution_id']),
+    workflow_executions: await columnsOf(db, 'workflow_executions', ['id', 'trigger_execution_id']),
+    execution_steps: await columnsOf(db, 'execution_steps', ['execution_id']),
+    execution_answers: await columnsOf(db, 'execution_answers', ['execution_id']),
+    messages: await columnsOf(db, 'messages', ['id', 'execution_id']),
+    message_deliveries: await columnsOf(db, 'message_deliveries', ['message_id', 'execution_id']),
+  };
   await db.query('BEGIN');
   try {
     // Bench set-up only: the rows move without touching the change logs (their rollups are already folded).
-    await db.query('ALTER TABLE trigger_executions DISABLE TRIGGER USER');
-    await db.query(`CREATE TEMP TABLE te_seed ON COMMIT DROP AS SELECT * FROM trigger_executions`);
-    await db.query('TRUNCATE trigger_executions');
+    for (const table of Object.keys(cols)) await db.query(`ALTER TABLE ${table} DISABLE TRIGGER USER`);
+    await db.query(`CREATE TEMP TABLE em ON COMMIT DROP AS SELECT id AS old, ${REKEY('id', 'started_at')} AS new FROM workflow_executions`);
+    await db.query(`CREATE TEMP TABLE tm ON COMMIT DROP AS SELECT id AS old, ${REKEY('id', 'triggered_at')} AS new FROM trigger_executions`);
+    await db.query(`CREATE TEMP TABLE mm ON COMMIT DROP AS SELECT id AS old, ${REKEY('id', 'created_at')} AS new FROM messages`);
+    for (const map of ['em', 'tm', 'mm']) await db.query(`CREATE UNIQUE INDEX ON ${map} (old)`);
+    for (const table of Object.keys(cols)) await db.query(`CREATE TEMP TABLE ${table}_seed ON COMMIT DROP AS SELECT * FROM ${table}`);
+    for (const table of Object.keys(cols)) await db.query(`TRUNCATE ${table}`);
     await db.query(
-      `INSERT INTO trigger_executions (id, ${cols})
-       SELECT (substr(uuid_v7_floor(triggered_at)::text, 1, 14) || substr(id::text, 15))::uuid, ${cols} FROM te_seed`,
+      `INSERT INTO workflow_executions (id, trigger_execution_id, ${cols.workflow_executions})
+       SELECT em.new, tm.new, ${cols.workflow_executions} FROM workflow_executions_seed s JOIN em ON em.old = s.id LEFT JOIN tm ON tm.old = s.trigger_execution_id`,
     );
-    await db.query('ALTER TABLE trigger_executions ENABLE TRIGGER USER');
+    await db.query(
+      `INSERT INTO trigger_executions (id, workflow_execution_id, ${cols.trigger_executions})
+       SELECT tm.new, em.new, ${cols.trigger_executions} FROM trigger_executions_seed s JOIN tm ON tm.old = s.id LEFT JOIN em ON em.old = s.workflow_execution_id`,
+    );
+    for (const table of ['execution_steps', 'execution_answers']) {
+      await db.query(`INSERT INTO ${table} (execution_id, ${cols[table]}) SELECT em.new, ${cols[table]} FROM ${table}_seed s JOIN em ON em.old = s.execution_id`);
+    }
+    await db.query(
+      `INSERT INTO messages (id, execution_id, ${cols.messages})
+       SELECT mm.new, em.new, ${cols.messages} FROM messages_seed s JOIN mm ON mm.old = s.id LEFT JOIN em ON em.old = s.execution_id`,
+    );
+    await db.query(
+      `INSERT INTO message_deliveries (message_id, execution_id, ${cols.message_deliveries})
+       SELECT mm.new, em.new, ${cols.message_deliveries} FROM message_deliveries_seed s JOIN mm ON mm.old = s.message_id LEFT JOIN em ON em.old = s.execution_id`,
+    );
+    for (const table of Object.keys(cols)) await db.query(`ALTER TABLE ${table} ENABLE TRIGGER USER`);
     await db.query('COMMIT');
   } catch (error) {
     await db.query('ROLLBACK');
     throw error;
   }
-  await db.query('ANALYZE trigger_executions');
+  for (const table of Object.keys(cols)) await db.query(`ANALYZE ${table}`);
 }
 
 export default {
   name: 'retention',
-  description: 'EXECUTION_RETENTION on the seeded year: eleven months of firings dropped by partitions while executions run; history p95s before and after',
+  description: 'EXECUTION_RETENTION on the seeded year: eleven months of executions, steps, firings and messages dropped by partitions while executions run; history p95s before and after',
 
   async run(ctx) {
     const scale = scaleFromEnv();
@@ -125,7 +168,7 @@ export default {
           note: `${round(during.requests_per_s / Math.max(without.requests_per_s, 0.001), 3)}x the run without (target >= 0.95)`,
         },
         {
-          name: 'prune: eleven months of firings (sum of the passes)',
+          name: 'prune: eleven months of execution data (sum of the passes)',
           measurement: { requests_per_s: 0, requests_total: passes.length, p50_ms: null, p95_ms: null, p99_ms: null, errors: unchanged ? 0 : 1, non_2xx: 0, duration_s: pruneS },
           note:
             `${pruneS} s (target < ${PRUNE_MAX_S} s${pruneS >= PRUNE_MAX_S ? ': MISSED' : ''}); ${dropped} partitions dropped, ${trimmed} rows trimmed; ` +

@@ -231,14 +231,42 @@ export interface WorkflowListRow {
   total: number;
 }
 
+/**
+ * The list's figures per workflow of the organization `$1` over `[$2, $3]`: the whole hours `[$6, $7)`
+ * from the hourly rollups (counts from workflow_execution_hours, distinct customers from
+ * workflow_customer_hours), the partial hours at each end from the executions' rows. So the figures
+ * of a period stay whole once its rows are past retention.
+ */
 function workflowList(order: 'executions' | 'success_rate'): SqlStatement<WorkflowListRow> {
   const sort = order === 'executions' ? 'executions' : 'success_rate';
   return new SqlStatement<WorkflowListRow>(`
-    WITH e AS MATERIALIZED (
+    WITH edge AS MATERIALIZED (
       SELECT we.workflow_id, we.status, we.duration_ms, we.customer_ref
-        FROM workflow_executions we WHERE we.organization_id = $1 AND we.started_at >= $2 AND we.started_at <= $3
+        FROM workflow_executions we WHERE we.organization_id = $1 AND we.started_at >= $2 AND we.started_at < $6
+      UNION ALL
+      SELECT we.workflow_id, we.status, we.duration_ms, we.customer_ref
+        FROM workflow_executions we WHERE we.organization_id = $1 AND we.started_at >= $7 AND we.started_at <= $3
+    ), counts AS (
+      SELECT workflow_id, sum(executions)::int AS executions, sum(successful)::int AS successful, sum(failed)::int AS failed,
+             sum(duration_sum) AS duration_sum, sum(successful + failed) AS finished
+        FROM (SELECT workflow_id, 1 AS executions, (status = 'success')::int AS successful, (status = 'failed')::int AS failed,
+                     CASE WHEN status <> 'running' THEN duration_ms ELSE 0 END::bigint AS duration_sum
+                FROM edge
+              UNION ALL
+              SELECT h.workflow_id, h.executions, h.successful, h.failed, h.duration_sum
+                FROM workflow_execution_hours h WHERE h.organization_id = $1 AND h.hour >= $6 AND h.hour < $7) f
+       GROUP BY workflow_id
+    ), customers AS (
+      SELECT workflow_id, ${distinctCustomers('customer')} AS unique_customers
+        FROM (SELECT workflow_id, customer_ref AS customer FROM edge
+              UNION ALL
+              SELECT c.workflow_id, c.customer FROM workflow_customer_hours c JOIN workflows cw ON cw.id = c.workflow_id
+               WHERE cw.organization_id = $1 AND c.hour >= $6 AND c.hour < $7) x
+       GROUP BY workflow_id
     ), s AS (
-      SELECT workflow_id, ${STATUS_FIGURES}, ${distinctCustomers('customer_ref')} AS unique_customers FROM e GROUP BY workflow_id
+      SELECT c.workflow_id, c.executions, c.successful, c.failed, c.successful::float8 / NULLIF(c.finished, 0) AS success_rate,
+             round(c.duration_sum::numeric / NULLIF(c.finished, 0))::int AS average_duration_ms, u.unique_customers
+        FROM counts c LEFT JOIN customers u ON u.workflow_id = c.workflow_id
     )
     SELECT w.id AS workflow_id, w.name, w.status, COALESCE(s.executions, 0) AS executions, COALESCE(s.successful, 0) AS successful,
            COALESCE(s.failed, 0) AS failed, s.success_rate, s.average_duration_ms, COALESCE(s.unique_customers, 0) AS unique_customers,
@@ -313,7 +341,8 @@ export class WorkflowAnalyticsRepository {
   }
 
   workflowList(org: string, start: Date, end: Date, sort: 'executions' | 'success_rate', order: 'asc' | 'desc', limit: number, offset: number) {
-    return WORKFLOW_LISTS[sort][order].run(this.dataSource, [org, start, end, limit, offset]);
+    const split = hourSplit(start, end);
+    return WORKFLOW_LISTS[sort][order].run(this.dataSource, [org, start, end, limit, offset, split.hoursFrom, split.hoursTo]);
   }
 
   async countWorkflows(org: string): Promise<number> {

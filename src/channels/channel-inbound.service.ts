@@ -43,7 +43,8 @@ const APPLY_STATUSES = `
   ), target AS (
     SELECT s.*, m.id AS message_id, m.execution_id, m.channel, c.external_id AS customer_ref
       FROM input s
-      JOIN messages m ON m.channel_account_id = $1 AND m.provider_message_id = s.provider_message_id
+      JOIN message_provider_ids p ON p.channel_account_id = $1 AND p.provider_message_id = s.provider_message_id
+      JOIN messages m ON m.id = p.message_id
       JOIN customers c ON c.id = m.customer_id
   ), updated AS (
     UPDATE message_deliveries d

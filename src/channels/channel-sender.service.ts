@@ -93,7 +93,12 @@ const ACCEPTED = `
            updated_at = now()
      WHERE message_id = $1 AND status = 'sending' RETURNING message_id, channel_account_id, customer_id
   ), provider_id AS (
-    UPDATE messages SET provider_message_id = $2 WHERE id = $1
+    UPDATE messages SET provider_message_id = $2 WHERE id = $1 RETURNING id, channel_account_id
+  ), provider_key AS (
+    -- How the statuses find the message (message_provider_ids: the messages are partitioned by month).
+    INSERT INTO message_provider_ids (channel_account_id, provider_message_id, message_id)
+    SELECT channel_account_id, $2, id FROM provider_id WHERE channel_account_id IS NOT NULL
+    ON CONFLICT DO NOTHING
   )
   ${thenClaimNext('$3', '$4::boolean')}`;
 

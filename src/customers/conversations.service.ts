@@ -168,11 +168,18 @@ export function receiveStatement(bursts: boolean): SqlStatement<ReceiveRow> {
     RETURNING b.id, b.customer_id, b.deadline, (b.xmax = 0) AS opened
   ),`
       : ''
-  } message AS (
-    -- A provider's message id already stored for the account (a redelivery racing this one): nothing.
+  } provider_id AS (
+    -- A provider's message id already stored for the account (a redelivery racing this one): the message is
+    -- not stored. The messages are partitioned by month, so the check is its own table (MessagesPartitioned).
+    INSERT INTO message_provider_ids (channel_account_id, provider_message_id, message_id)
+    SELECT channel_account_id, provider_message_id, message_id FROM routed WHERE channel_account_id IS NOT NULL AND provider_message_id IS NOT NULL
+    ON CONFLICT DO NOTHING
+    RETURNING message_id
+  ), message AS (
     INSERT INTO messages (id, organization_id, customer_id, channel, direction, content, language, metadata, execution_id, channel_account_id, provider_message_id${bursts ? ', burst_id' : ''})
     SELECT message_id, organization_id, customer_id, channel, 'inbound', content, language, metadata, execution_id, channel_account_id, provider_message_id${
       /* bursts: */ bursts ? ', (SELECT b.id FROM burst b WHERE b.customer_id = routed.customer_id)' : ''} FROM routed
+     WHERE channel_account_id IS NULL OR provider_message_id IS NULL OR message_id IN (SELECT message_id FROM provider_id)
     ON CONFLICT DO NOTHING
     RETURNING id
   ), events AS (

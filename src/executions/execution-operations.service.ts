@@ -17,20 +17,25 @@ import { ExecutionsService } from './executions.service.js';
  * A retry in one statement: the new execution (running, on the original's pinned version, with its
  * input, customer and channel, its state as the failed step left it — the cursor on that step, the
  * context before it, without a form's progress, which restarts), the workflow's execution_count and
- * the `workflow.started` event. Only of a failed execution of the caller's workflow, and only once
- * (the unique index on retry_of: of two concurrent retries, the second inserts nothing).
+ * the `workflow.started` event. Only of a failed execution of the caller's workflow, and only once:
+ * the retry claims the original's key in workflow_execution_retries first (its primary key; of two
+ * concurrent retries, the second waits for the first and inserts nothing). The executions are
+ * partitioned by month, so a unique index on their retry_of is not possible.
  */
 const RETRY = `
   WITH original AS (
     SELECT id, organization_id, workflow_id, workflow_version, trigger_id, customer_id, customer_ref, channel, input, state
       FROM workflow_executions
      WHERE id = $1 AND organization_id = $2 AND workflow_id = $3 AND status = 'failed'
+  ), claim AS (
+    INSERT INTO workflow_execution_retries (retry_of, execution_id) SELECT id, $4 FROM original
+    ON CONFLICT (retry_of) DO NOTHING
+    RETURNING retry_of
   ), retry AS (
     INSERT INTO workflow_executions
       (id, organization_id, workflow_id, workflow_version, trigger_id, customer_id, customer_ref, channel, status, input, state, started_at, retry_of)
-    SELECT $4, organization_id, workflow_id, workflow_version, trigger_id, customer_id, customer_ref, channel, 'running', input, state - 'form', $5, id
-      FROM original
-    ON CONFLICT (retry_of) WHERE retry_of IS NOT NULL DO NOTHING
+    SELECT $4, o.organization_id, o.workflow_id, o.workflow_version, o.trigger_id, o.customer_id, o.customer_ref, o.channel, 'running', o.input, o.state - 'form', $5, o.id
+      FROM original o JOIN claim c ON c.retry_of = o.id
     RETURNING id, organization_id, workflow_id, trigger_id, customer_ref, channel, retry_of
   ), counted AS (
     ${countWorkflowStarts('SELECT workflow_id, 1 AS started FROM retry')}
@@ -70,7 +75,7 @@ export class ExecutionOperationsService {
     const inserted: { id: string }[] = await this.dataSource.query(RETRY, [executionId, organizationId, workflow.id, id, new Date()]);
     if (inserted.length === 0) {
       const [original]: { status: string; retried_by: string | null }[] = await this.dataSource.query(
-        `SELECT status, (SELECT id FROM workflow_executions WHERE retry_of = $1 LIMIT 1) AS retried_by
+        `SELECT status, (SELECT execution_id FROM workflow_execution_retries WHERE retry_of = $1) AS retried_by
            FROM workflow_executions WHERE id = $1 AND organization_id = $2 AND workflow_id = $3`,
         [executionId, organizationId, workflow.id],
       );

@@ -146,13 +146,15 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   /**
-   * Deletes published outbox rows whose event is older than OUTBOX_RETENTION, in bounded batches. By the
-   * time-ordered primary key (an event's id carries its time), so no index on published_at is kept up on
-   * every event for an hourly purge (migration OutboxPurgeByKey).
+   * Deletes published outbox rows whose event is older than OUTBOX_RETENTION, or than EXECUTION_RETENTION
+   * when that is shorter (an event carries execution data: it does not outlive the executions), in bounded
+   * batches. By the time-ordered primary key (an event's id carries its time), so no index on published_at
+   * is kept up on every event for an hourly purge (migration OutboxPurgeByKey).
    */
   async purge(): Promise<number> {
     let total = 0;
-    const before = uuidv7Floor(Date.now() - this.config.webhooks.outboxRetentionMs);
+    const retentionMs = Math.min(this.config.webhooks.outboxRetentionMs, this.config.executionRetentionMs ?? Infinity);
+    const before = uuidv7Floor(Date.now() - retentionMs);
     for (;;) {
       const [, count] = (await this.dataSource.query(
         `DELETE FROM outbox_events WHERE id IN (

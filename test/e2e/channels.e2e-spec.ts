@@ -228,6 +228,20 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
       expect(again[0].n).toBe(4);
     });
 
+    it('stores a message delivered several times at once exactly once (the provider id is claimed in the receive statement)', async () => {
+      const account = await whatsappAccount();
+      const from = nextNumber();
+      const payload = whatsappMessagesPayload(account.phone, [{ from, id: `wamid.race-${seq}`, text: 'only once' }]);
+      const answers = await Promise.all(Array.from({ length: 6 }, () => post(account.id, payload)));
+      expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 6 }, () => 200));
+      await waitFor('payloads applied', async () => (await db.query(`SELECT 1 FROM channel_webhook_payloads WHERE channel_account_id = $1`, [account.id])).length === 0);
+      await waitFor('stored', async () => (await db.query(`SELECT 1 FROM messages WHERE channel_account_id = $1`, [account.id])).length > 0);
+      expect(await db.query(`SELECT 1 FROM messages WHERE channel_account_id = $1 AND direction = 'inbound'`, [account.id])).toHaveLength(1);
+      expect(await db.query(`SELECT 1 FROM message_provider_ids WHERE channel_account_id = $1 AND provider_message_id = $2`, [account.id, `wamid.race-${seq}`])).toHaveLength(1);
+      const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM outbox_events WHERE type = 'message.received' AND data->>'channel_account_id' = $1`, [account.id]);
+      expect(n).toBe(1);
+    });
+
     it('ignores Instagram echoes of our own messages', async () => {
       const res = await t.http
         .post('/v1/channel-accounts')
@@ -313,7 +327,9 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
         return r.length ? r : undefined;
       });
       // As if the sender had not recorded the provider's id yet when Meta's callback came.
+      // (The statuses find their message through message_provider_ids, which the sender writes with it.)
       await db.query(`UPDATE messages SET provider_message_id = NULL WHERE id = $1`, [message.id]);
+      await db.query(`DELETE FROM message_provider_ids WHERE message_id = $1`, [message.id]);
       expect((await post(account.id, whatsappStatusesPayload(account.phone, [{ id: wamid, status: 'delivered', recipient: customer }]))).status).toBe(200);
       const [kept] = await waitFor('kept for later', async () => {
         const r = await db.query(`SELECT id, attempts FROM channel_webhook_payloads WHERE channel_account_id = $1`, [account.id]);
@@ -321,6 +337,10 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
       });
       expect(kept.attempts).toBe(0);
       await db.query(`UPDATE messages SET provider_message_id = $2 WHERE id = $1`, [message.id, wamid]);
+      await db.query(`INSERT INTO message_provider_ids (channel_account_id, provider_message_id, message_id) SELECT channel_account_id, $2, id FROM messages WHERE id = $1`, [
+        message.id,
+        wamid,
+      ]);
       await db.query(`UPDATE channel_webhook_payloads SET next_attempt_at = now() WHERE id = $1`, [kept.id]);
       await waitFor('applied by the sweep', async () => (await db.query(`SELECT 1 FROM channel_webhook_payloads WHERE id = $1`, [kept.id])).length === 0);
       const [delivery] = await db.query(`SELECT status, delivered_at FROM message_deliveries WHERE message_id = $1`, [message.id]);

@@ -165,6 +165,24 @@ describe('execution retry, cancel and node attempts', () => {
     expect(succeeded.body.error).toEqual({ code: 'EXECUTION_NOT_RETRYABLE', message: 'Only a failed execution can be retried (this one is success)' });
   });
 
+  it('of concurrent retries of one failed execution, exactly one starts a retry; the others are 409 naming it', async () => {
+    const { workflowId } = await activeWorkflow(ANSWERING);
+    const [{ id }] = await db.query(
+      `INSERT INTO workflow_executions (organization_id, workflow_id, workflow_version, status, input, state, started_at, completed_at, duration_ms, error)
+       SELECT organization_id, id, 1, 'failed', '{}', '{}', now(), now(), 1, '{"code": "NODE_FAILED", "message": "x"}' FROM workflows WHERE id = $1
+       RETURNING id`,
+      [workflowId],
+    );
+    const answers = await Promise.all(Array.from({ length: 8 }, () => retry(workflowId, id)));
+    const started = answers.filter((a) => a.status === 201);
+    expect(started).toHaveLength(1);
+    const refused = answers.filter((a) => a.status !== 201);
+    expect(refused.map((a) => [a.status, a.body.error.code])).toEqual(Array.from({ length: 7 }, () => [409, 'EXECUTION_NOT_RETRYABLE']));
+    for (const a of refused) expect(a.body.error.message).toContain(started[0]!.body.data.id);
+    const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM workflow_executions WHERE retry_of = $1`, [id]);
+    expect(n).toBe(1);
+  });
+
   it('answers 404 EXECUTION_NOT_FOUND for unknown, malformed or another workflow\'s executions, 404 WORKFLOW_NOT_FOUND for an unknown workflow', async () => {
     const { workflowId, keyword } = await activeWorkflow(ANSWERING);
     const { workflowId: other } = await activeWorkflow(ANSWERING);

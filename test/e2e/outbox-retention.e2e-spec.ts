@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboxRelay } from '../../src/webhooks/outbox-relay.service.js';
-import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
+import { createOrganization, startTestApp, testConfig, type TestApp, type TestOrganization } from '../utils/test-app.js';
 
 const DAY_MS = 86_400_000;
 
@@ -57,5 +57,16 @@ describe('outbox retention', () => {
     expect(left.map((r) => r.label)).toEqual(['just now, published', 'just now, unpublished', 'old, never published', 'recent, published']);
     // Nothing is left to purge: a second run deletes nothing.
     expect(await relay.purge()).toBe(0);
+  });
+
+  it('follows EXECUTION_RETENTION when it is the shorter: a published event goes with the executions', async () => {
+    await event('three days, published', 3, 3);
+    await event('three days, unpublished', 3, null);
+    await event('one hour, published', 1 / 24, 1 / 24);
+    const relay = new OutboxRelay(ds, undefined as never, testConfig({ OUTBOX_RETENTION: '7d', EXECUTION_RETENTION: '2d' }));
+    // This one and the first test's six days old one.
+    expect(await relay.purge()).toBe(2);
+    const left: { label: string }[] = await ds.query(`SELECT data->>'label' AS label FROM outbox_events WHERE organization_id = $1 ORDER BY 1`, [org.id]);
+    expect(left.map((r) => r.label)).toEqual(['just now, published', 'just now, unpublished', 'old, never published', 'one hour, published', 'three days, unpublished']);
   });
 });

@@ -4,8 +4,59 @@ import { DataSource, type QueryRunner } from 'typeorm';
 import { executionRetentionsSql } from '../../auth/organizations/organizations.sql.js';
 import { AppConfig } from '../../config/app-config.js';
 
-/** The tables range-partitioned by month on their UUIDv7 id (migration ExecutionRetention). */
-export const PARTITIONED_TABLES = ['trigger_executions'] as const;
+/**
+ * A table range-partitioned by month on its UUIDv7 id, whose rows carry `organization_id`, with the
+ * tables partitioned with the same monthly bounds on a key that points at its id (their month's
+ * partitions are removed with its own, before it) and side tables keyed by its id, not partitioned,
+ * whose rows go with it.
+ */
+export interface PartitionedGroup {
+  table: string;
+  children: readonly { table: string; key: string }[];
+  sides: readonly { table: string; key: string }[];
+  /** SQL true for a row (alias `t`) that must stay: its execution still runs, it is still being delivered. */
+  held: (t: string) => string;
+  /** SQL true when a partition holds such a row (`child(table)`: the child's partition of the same month), read cheaply. */
+  busy: (partition: string, upper: string, child: (table: string) => string) => string;
+}
+
+/** Rows whose own status says they are still in progress. */
+const byStatus = (status: string) => ({
+  held: (t: string) => `${t}.status = '${status}'`,
+  busy: (partition: string) => `EXISTS (SELECT 1 FROM ONLY "${partition}" WHERE status = '${status}')`,
+});
+
+/** The partitioned tables (migrations ExecutionRetention, ExecutionsPartitioned, MessagesPartitioned, WebhookDeliveriesPartitioned). */
+export const PARTITIONED_GROUPS: readonly PartitionedGroup[] = [
+  // A delivery still being attempted (pending) stays, with its attempts.
+  { table: 'webhook_deliveries', children: [{ table: 'webhook_delivery_attempts', key: 'delivery_id' }], sides: [], ...byStatus('pending') },
+  {
+    // A message of an execution still running (its conversation) or still being sent stays.
+    table: 'messages',
+    children: [{ table: 'message_deliveries', key: 'message_id' }],
+    sides: [{ table: 'message_provider_ids', key: 'message_id' }],
+    held: (t) =>
+      `(EXISTS (SELECT 1 FROM workflow_executions e WHERE e.id = ${t}.execution_id AND e.status = 'running')
+        OR EXISTS (SELECT 1 FROM message_deliveries d WHERE d.message_id = ${t}.id AND d.status IN ('queued', 'sending')))`,
+    // The running executions are few (a partial index): each is looked up in the month by the execution index.
+    busy: (partition, upper, child) =>
+      `EXISTS (SELECT 1 FROM workflow_executions e WHERE e.status = 'running' AND e.id < '${upper}'::uuid
+                  AND EXISTS (SELECT 1 FROM ONLY "${partition}" m WHERE m.execution_id = e.id))
+       OR EXISTS (SELECT 1 FROM ONLY "${child('message_deliveries')}" WHERE status IN ('queued', 'sending'))`,
+  },
+  { table: 'trigger_executions', children: [], sides: [], ...byStatus('running') },
+  {
+    table: 'workflow_executions',
+    children: [
+      { table: 'execution_steps', key: 'execution_id' },
+      { table: 'execution_answers', key: 'execution_id' },
+    ],
+    sides: [{ table: 'workflow_execution_retries', key: 'retry_of' }],
+    ...byStatus('running'),
+  },
+];
+/** Every partitioned table, parents and children. */
+export const PARTITIONED_TABLES = PARTITIONED_GROUPS.flatMap((g) => [g.table, ...g.children.map((c) => c.table)]);
 /** How often a worker runs the retention pass; the first runs a minute after start. */
 export const RETENTION_EVERY_MS = 3_600_000;
 const FIRST_PASS_AFTER_MS = 60_000;
@@ -97,7 +148,7 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
       if (!locked) return report;
       report.ran = true;
       try {
-        for (const table of PARTITIONED_TABLES) await this.pruneTable(runner, table, now, report);
+        for (const group of PARTITIONED_GROUPS) await this.pruneGroup(runner, group, now, report);
       } finally {
         await runner.query(`SELECT pg_advisory_unlock($1)`, [RETENTION_LOCK]);
       }
@@ -107,16 +158,18 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
     }
   }
 
-  private async pruneTable(runner: QueryRunner, table: string, now: number, report: RetentionReport): Promise<void> {
-    try {
-      const [{ made }] = (await runner.query(
-        `SELECT retention_partitions_ensure($1, to_timestamp($2 / 1000.0), to_timestamp($2 / 1000.0) + make_interval(months => $3)) AS made`,
-        [table, now, MONTHS_AHEAD],
-      )) as { made: number }[];
-      report.created += made;
-    } catch (error) {
-      // The default partition holds rows of that month (the loop was stopped for months): they stay there.
-      this.logger.warn(`Could not create the partitions ahead of ${table}: ${(error as Error).message}`);
+  private async pruneGroup(runner: QueryRunner, group: PartitionedGroup, now: number, report: RetentionReport): Promise<void> {
+    for (const table of [group.table, ...group.children.map((c) => c.table)]) {
+      try {
+        const [{ made }] = (await runner.query(
+          `SELECT retention_partitions_ensure($1, to_timestamp($2 / 1000.0), to_timestamp($2 / 1000.0) + make_interval(months => $3)) AS made`,
+          [table, now, MONTHS_AHEAD],
+        )) as { made: number }[];
+        report.created += made;
+      } catch (error) {
+        // The default partition holds rows of that month (the loop was stopped for months): they stay there.
+        this.logger.warn(`Could not create the partitions ahead of ${table}: ${(error as Error).message}`);
+      }
     }
     // The effective retention of every organization: its own, else the service's (0 and off: keep all).
     const [span] = (await runner.query(
@@ -125,19 +178,32 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
       [this.config.executionRetentionMs],
     )) as { keeps_all: boolean | null; longest: string | null; shortest: string | null }[];
     if (span.shortest === null) return; // no organization removes anything
-    const partitions = await this.partitionsOf(runner, table);
+    const partitions = await this.partitionsOf(runner, group.table);
+    const childPartitions = new Map<string, Set<string>>();
+    for (const child of group.children) childPartitions.set(child.table, new Set((await this.partitionsOf(runner, child.table)).map((p) => p.name)));
 
     const kept: Partition[] = [];
     const dropBefore = span.keeps_all ? null : uuidFloor(now - Number(span.longest));
     for (const p of partitions) {
-      if (dropBefore !== null && p.to !== null && p.to <= dropBefore && (await this.drop(runner, table, p))) report.dropped.push(p.name);
-      else kept.push(p);
+      const dropped = dropBefore !== null && p.to !== null && p.to <= dropBefore ? await this.drop(runner, group, p, childPartitions) : null;
+      if (dropped === null) {
+        kept.push(p);
+        continue;
+      }
+      report.dropped.push(...dropped);
+      for (const side of group.sides) await this.deleteSideRange(runner, side, p);
     }
     const trimBefore = uuidFloor(now - Number(span.shortest));
     for (const p of kept) {
       if (p.from !== null && p.from >= trimBefore) continue;
-      report.trimmed += await this.trim(runner, p.name, now, trimBefore);
+      report.trimmed += await this.trim(runner, group, p, childPartitions, now, trimBefore);
     }
+  }
+
+  /** A child's partition of the parent's partition `p` (same bounds, same suffix), else the child's DEFAULT partition. */
+  private childPartition(group: PartitionedGroup, child: string, p: Partition, childPartitions: Map<string, Set<string>>): string {
+    const name = `${child}${p.name.slice(group.table.length)}`;
+    return childPartitions.get(child)?.has(name) ? name : `${child}_default`;
   }
 
   private async partitionsOf(runner: QueryRunner, table: string): Promise<Partition[]> {
@@ -153,45 +219,90 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
   }
 
   /**
-   * Drops a partition wholly past retention, unless it holds a running execution (then it is trimmed
-   * around that row instead). A short lock timeout: the drop takes the parent's exclusive lock for an
-   * instant, and must not queue the engine's writes behind a long reader.
+   * Drops a partition wholly past retention, and its children's partitions of the same month first,
+   * unless it holds a running execution (then it is trimmed around that row instead). A short lock
+   * timeout: each drop takes its parent's exclusive lock for an instant, and must not queue the
+   * engine's writes behind a long reader.
    */
-  private async drop(runner: QueryRunner, table: string, p: Partition): Promise<boolean> {
+  private async drop(runner: QueryRunner, group: PartitionedGroup, p: Partition, childPartitions: Map<string, Set<string>>): Promise<string[] | null> {
     await runner.startTransaction();
     try {
       await runner.query(`SET LOCAL lock_timeout = '${DROP_LOCK_TIMEOUT}'`);
       // The check reads the month until its first running row (the whole month when there is none): beyond the
       // service's per-statement limit on a large month.
       await runner.query(`SET LOCAL statement_timeout = '${RUNNING_CHECK_TIMEOUT}'`);
-      const [{ busy }] = (await runner.query(`SELECT EXISTS (SELECT 1 FROM ONLY "${p.name}" WHERE status = 'running') AS busy`)) as { busy: boolean }[];
+      const busySql = group.busy(p.name, p.to as string, (child) => this.childPartition(group, child, p, childPartitions));
+      const [{ busy }] = (await runner.query(`SELECT ${busySql} AS busy`)) as { busy: boolean }[];
       if (busy) {
         await runner.rollbackTransaction();
-        return false;
+        return null;
       }
-      await runner.query(`ALTER TABLE "${table}" DETACH PARTITION "${p.name}"`);
+      const dropped: string[] = [];
+      for (const child of group.children) {
+        const name = `${child.table}${p.name.slice(group.table.length)}`;
+        if (!childPartitions.get(child.table)?.has(name)) continue;
+        await runner.query(`ALTER TABLE "${child.table}" DETACH PARTITION "${name}"`);
+        await runner.query(`DROP TABLE "${name}"`);
+        dropped.push(name);
+      }
+      await runner.query(`ALTER TABLE "${group.table}" DETACH PARTITION "${p.name}"`);
       await runner.query(`DROP TABLE "${p.name}"`);
       await runner.commitTransaction();
-      return true;
+      return [...dropped, p.name];
     } catch (error) {
       await runner.rollbackTransaction();
       this.logger.warn(`Partition ${p.name} not dropped (next pass): ${(error as Error).message}`);
-      return false;
+      return null;
     }
   }
 
-  /** Deletes, from the partition itself, the finished rows of each organization older than its retention, in batches. */
-  private async trim(runner: QueryRunner, partition: string, now: number, trimBefore: string): Promise<number> {
-    let total = 0;
+  /** Deletes a side table's rows keyed into a dropped partition's range, in batches. */
+  private async deleteSideRange(runner: QueryRunner, side: { table: string; key: string }, p: Partition): Promise<void> {
     for (;;) {
       const [, count] = (await runner.query(
-        `DELETE FROM ONLY "${partition}" WHERE id IN (
-           SELECT t.id FROM ONLY "${partition}" t JOIN (${executionRetentionsSql('$3')}) o ON o.organization_id = t.organization_id
-            WHERE t.id < $1::uuid AND t.status <> 'running'
-              AND t.id < uuid_v7_floor(to_timestamp($2 / 1000.0) - make_interval(secs => o.retention_ms / 1000.0))
-            ORDER BY t.id LIMIT ${TRIM_BATCH})`,
-        [trimBefore, now, this.config.executionRetentionMs],
+        `DELETE FROM ${side.table} WHERE ${side.key} IN (SELECT ${side.key} FROM ${side.table} WHERE ${side.key} >= $1::uuid AND ${side.key} < $2::uuid LIMIT ${TRIM_BATCH})`,
+        [p.from, p.to],
       )) as [unknown, number];
+      if (count < TRIM_BATCH || this.stopped) return;
+    }
+  }
+
+  /**
+   * Deletes, from the partition itself, the finished rows of each organization older than its retention, in
+   * batches; in the same statement, their children's rows (from the children's partitions of the same month)
+   * and side rows. Deleting from partitions fires none of the parents' statement triggers: nothing is logged.
+   */
+  private async trim(
+    runner: QueryRunner,
+    group: PartitionedGroup,
+    p: Partition,
+    childPartitions: Map<string, Set<string>>,
+    now: number,
+    trimBefore: string,
+  ): Promise<number> {
+    const along = [
+      ...group.children.map((c, i) => `, c${i} AS (DELETE FROM ONLY "${this.childPartition(group, c.table, p, childPartitions)}" WHERE ${c.key} IN (SELECT id FROM gone))`),
+      // The bounds let a side table's index on its time-ordered key (a BRIN one too) find the batch's range.
+      ...group.sides.map(
+        (s, i) =>
+          `, s${i} AS (DELETE FROM ${s.table} WHERE ${s.key} IN (SELECT id FROM gone)
+                         AND ${s.key} >= (SELECT id FROM gone ORDER BY id LIMIT 1) AND ${s.key} <= (SELECT id FROM gone ORDER BY id DESC LIMIT 1))`,
+      ),
+    ].join('\n');
+    let total = 0;
+    for (;;) {
+      const [{ count }] = (await runner.query(
+        `WITH gone AS (
+           DELETE FROM ONLY "${p.name}" WHERE id IN (
+             SELECT t.id FROM ONLY "${p.name}" t JOIN (${executionRetentionsSql('$3')}) o ON o.organization_id = t.organization_id
+              WHERE t.id < $1::uuid AND NOT ${group.held('t')}
+                AND t.id < uuid_v7_floor(to_timestamp($2 / 1000.0) - make_interval(secs => o.retention_ms / 1000.0))
+              ORDER BY t.id LIMIT ${TRIM_BATCH})
+           RETURNING id)
+         ${along}
+         SELECT count(*)::int AS count FROM gone`,
+        [trimBefore, now, this.config.executionRetentionMs],
+      )) as { count: number }[];
       total += count;
       if (count < TRIM_BATCH || this.stopped) return total;
     }
