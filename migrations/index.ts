@@ -38,6 +38,7 @@ import { MessageBursts1770800000000 } from './1770800000000-MessageBursts.js';
 import { OrganizationLimits1770900000000 } from './1770900000000-OrganizationLimits.js';
 import { TraceContext1770950000000 } from './1770950000000-TraceContext.js';
 import { ExecutionRetention1771000000000 } from './1771000000000-ExecutionRetention.js';
+import { ConsoleOAuthClient1771100000000 } from './1771100000000-ConsoleOAuthClient.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -78,4 +79,5 @@ export const MIGRATIONS = [
   OrganizationLimits1770900000000,
   TraceContext1770950000000,
   ExecutionRetention1771000000000,
+  ConsoleOAuthClient1771100000000,
 ];
