@@ -90,7 +90,10 @@ export async function completeSignIn(): Promise<string | null> {
   if (error) return url.searchParams.get('error_description') ?? error;
   if (!pending || url.searchParams.get('state') !== pending.state) return 'The sign-in response does not match the request made from this tab.';
   try {
+    // A grant asked for again with more scopes replaces the one before, which is revoked.
+    const previous = sessionStorage.getItem(REFRESH);
     tokens = await tokenRequest({ grant_type: 'authorization_code', code: code as string, redirect_uri: redirectUri(), code_verifier: pending.verifier });
+    if (previous) void revoke(previous);
     return null;
   } catch (e) {
     return (e as Error).message;
@@ -116,11 +119,14 @@ export async function signOut(): Promise<void> {
   const refresh = sessionStorage.getItem(REFRESH);
   sessionStorage.removeItem(REFRESH);
   tokens = null;
-  if (refresh) {
-    await fetch('/oauth/revoke', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ token: refresh, token_type_hint: 'refresh_token', client_id: CONSOLE_CLIENT_ID }),
-    });
-  }
+  if (refresh) await revoke(refresh);
+}
+
+/** Revokes a grant through its refresh token: every access token issued from it is refused from then on. */
+async function revoke(refresh: string): Promise<void> {
+  await fetch('/oauth/revoke', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: refresh, token_type_hint: 'refresh_token', client_id: CONSOLE_CLIENT_ID }),
+  });
 }

@@ -66,6 +66,8 @@ function App() {
     setOnSignedOut(() => setState('out'));
     void (async () => {
       const problem = await completeSignIn();
+      // completeSignIn put back the page the user signed in from (history.replaceState fires no event).
+      dispatchEvent(new PopStateEvent('popstate'));
       setError(problem);
       setState((await accessToken()) ? 'in' : 'out');
     })();

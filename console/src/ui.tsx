@@ -141,7 +141,12 @@ export const pct = (v?: number | null) => (v === null || v === undefined ? '—'
 export const ms = (v?: number | null) => (v === null || v === undefined ? '—' : `${Math.round(v)} ms`);
 
 export function Json({ value }: { value: unknown }) {
-  return <pre class="json">{JSON.stringify(value, null, 2)}</pre>;
+  // Focusable: a long document scrolls, and the keyboard must reach it.
+  return (
+    <pre class="json" tabIndex={0}>
+      {JSON.stringify(value, null, 2)}
+    </pre>
+  );
 }
 
 export function StatusBadge({ status }: { status: string }) {

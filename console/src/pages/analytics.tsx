@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, download } from '../api';
 import { Chart } from '../chart';
-import { Action, fmtDate, Link, ms, pct, Show, useLoad } from '../ui';
+import { Action, fmtDate, Json, Link, ms, pct, Show, useLoad } from '../ui';
 
 const day = 86_400_000;
 const isoDay = (d: Date) => d.toISOString().slice(0, 10);
@@ -38,8 +38,8 @@ function usePeriod() {
       </label>
     </>
   );
-  // The end date is inclusive on screen: the API's end is the start of the next day.
-  const query = { start_date: `${start}T00:00:00`, end_date: `${isoDay(new Date(new Date(`${end}T00:00:00Z`).getTime() + day))}T00:00:00`, timezone: tz };
+  // Whole days in the chosen timezone, the end day included (local times: the API reads them in `timezone`).
+  const query = { start_date: `${start}T00:00:00`, end_date: `${end}T23:59:59`, timezone: tz };
   return { start, end, tz, form, query };
 }
 
@@ -288,7 +288,7 @@ export function Engagement() {
           </select>
         </label>
       </form>
-      <Show loaded={loaded}>{(e) => <pre class="json">{JSON.stringify(e.data, null, 2)}</pre>}</Show>
+      <Show loaded={loaded}>{(e) => <Json value={e.data} />}</Show>
     </section>
   );
 }

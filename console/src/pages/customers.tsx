@@ -78,7 +78,7 @@ export function CustomerDetail({ id }: { id: string }) {
         {(page) => (
           <ol class="messages">
             {[...page.data].reverse().map((m) => (
-              <li key={m.id} class={m.direction} data-direction={m.direction}>
+              <li key={m.id} class={m.direction} data-direction={m.direction} data-at={m.created_at}>
                 <span class="muted">
                   {m.author} · {fmtDate(m.created_at)} <StatusBadge status={m.direction} />
                   {m.direction === 'outbound' && ' · delivery status: not in the API'}
