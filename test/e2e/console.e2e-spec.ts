@@ -398,11 +398,28 @@ describe('console', () => {
       await check('realtime');
     });
 
-    it('shows the channel accounts page with its connect form', async () => {
+    it('connects a WhatsApp number and shows the webhook URL and verify token to paste', async () => {
       await page.goto(`${base}/console/channels`);
       await page.getByRole('heading', { name: 'Connect an account' }).waitFor();
       await page.locator('select[name=provider]').selectOption('twilio');
       await page.locator('input[name=account_sid]').waitFor();
+      // Permission to change is asked before the form is filled in (the consent page is a navigation).
+      await page.getByRole('button', { name: 'Allow changes' }).click();
+      await consent();
+      await page.getByRole('heading', { name: 'Connect an account' }).waitFor();
+      await expect(page.getByRole('button', { name: 'Allow changes' }).count()).resolves.toBe(0);
+      await page.locator('select[name=provider]').selectOption('whatsapp_cloud');
+      await page.locator('input[name=name]').fill('Support line');
+      await page.locator('input[name=phone_number_id]').fill('106540352242922');
+      await page.locator('input[name=access_token]').fill('EAAG-console-test');
+      await page.locator('input[name=app_secret]').fill('3f1c-console-test');
+      await page.locator('input[name=verify_token]').fill('console-verify-token');
+      await act(page.getByRole('button', { name: 'Connect' }), () => page.locator('[data-field=webhook_url]').waitFor({ timeout: 15_000 }));
+      const accounts = (await t.http.get('/v1/channel-accounts').set(org.auth())).body.data as { name: string; webhook_url: string }[];
+      const account = accounts.find((a) => a.name === 'Support line');
+      expect(account).toBeDefined();
+      await expect(page.locator('[data-field=webhook_url]').innerText()).resolves.toBe(account!.webhook_url);
+      await expect(page.locator('[data-field=verify_token]').innerText()).resolves.toBe('console-verify-token');
       await check('channels');
     });
 

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
+import { askFor, hasScope } from '../auth';
 import { Action, Show, useLoad } from '../ui';
 
 type Provider = 'whatsapp_cloud' | 'instagram' | 'twilio';
@@ -45,6 +46,15 @@ export function Channels() {
         )}
       </Show>
       <h2>Connect an account</h2>
+      {!hasScope('channels:write') && (
+        // Asked before the form is filled: the consent page is a navigation, which would lose what was typed.
+        <p class="notice">
+          Connecting an account needs permission to change channel accounts (channels:write).{' '}
+          <button type="button" onClick={() => void askFor('channels:write')}>
+            Allow changes
+          </button>
+        </p>
+      )}
       <form class="stack" onSubmit={(e) => e.preventDefault()}>
         <label>
           Provider{' '}

@@ -81,7 +81,6 @@ export function CustomerDetail({ id }: { id: string }) {
               <li key={m.id} class={m.direction} data-direction={m.direction} data-at={m.created_at}>
                 <span class="muted">
                   {m.author} · {fmtDate(m.created_at)} <StatusBadge status={m.direction} />
-                  {m.direction === 'outbound' && ' · delivery status: not in the API'}
                 </span>
                 <div>{m.content}</div>
               </li>

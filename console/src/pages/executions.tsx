@@ -107,7 +107,7 @@ export function Timeline({ start, end, steps }: { start: string; end: string | n
       {ticks.map((t) => (
         <g key={t.at}>
           <line x1={t.at} x2={t.at} y1={0} y2={height - 20} stroke="#d1d5db" />
-          <text x={t.at} y={height - 6} font-size="11" text-anchor="middle" fill="#374151">
+          <text x={t.at} y={height - 6} font-size="11" text-anchor={t.at === label + plot ? 'end' : 'middle'} fill="#374151">
             {t.text}
           </text>
         </g>
