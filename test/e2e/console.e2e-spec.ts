@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
@@ -153,6 +154,70 @@ describe('console', () => {
       else expect(generated === committed, 'console/src/api-types.d.ts differs from the served /openapi.json: UPDATE_CONSOLE_TYPES=1 npx vitest run --project e2e test/e2e/console.e2e-spec.ts, then npm run build').toBe(true);
       // The console names the client id the migration stores.
       expect(readFileSync(join(process.cwd(), 'console', 'src', 'auth.ts'), 'utf8')).toContain(CONSOLE_CLIENT_ID);
+    });
+  });
+
+  describe("the console's OAuth client", () => {
+    const challenge = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
+
+    /** The code flow over HTTP, as the console runs it: consent page, sign-in, code, tokens. */
+    async function signInOverHttp(user: { email: string; password: string }, redirectUri = `${base}/console/`) {
+      const verifier = randomBytes(32).toString('base64url');
+      const params = new URLSearchParams({ response_type: 'code', client_id: CONSOLE_CLIENT_ID, redirect_uri: redirectUri, scope: 'workflows:read', state: 's1', code_challenge: challenge(verifier), code_challenge_method: 'S256' });
+      const pageRes = await fetch(`${base}/oauth/authorize?${params}`, { redirect: 'manual' });
+      const html = await pageRes.text();
+      if (pageRes.status !== 200) return { status: pageRes.status, html };
+      const hidden = Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], (m[2] as string).replace(/&#(\d+);/g, (_, c: string) => String.fromCharCode(Number(c)))]));
+      const posted = await fetch(`${base}/oauth/authorize`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: pageRes.headers.get('set-cookie')?.split(';')[0] ?? '' },
+        body: new URLSearchParams({ ...hidden, email: user.email, password: user.password, decision: 'approve' }),
+      });
+      if (posted.status !== 302) return { status: posted.status, html: await posted.text() };
+      const location = new URL(posted.headers.get('location') as string);
+      expect(`${location.origin}${location.pathname}`).toBe(redirectUri);
+      const token = await fetch(`${base}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', client_id: CONSOLE_CLIENT_ID, code: location.searchParams.get('code') as string, redirect_uri: redirectUri, code_verifier: verifier }),
+      });
+      return { status: token.status, body: (await token.json()) as { access_token: string; refresh_token: string; scope: string } };
+    }
+
+    it("signs in a user of any organization, the tokens scoped to the user's organization", async () => {
+      const other = await createOrganization(t);
+      const otherUser = { email: `other-${process.pid}-${Date.now()}@example.test`, password: 'another long password' };
+      await t.app.get(UsersService).create(other.id, otherUser.email, otherUser.password);
+      const mine = await t.http.post('/v1/workflows').set(org.auth('read_write')).send({ name: `Mine ${Date.now()}`, channel: 'whatsapp', configuration: { nodes: [{ id: 'a', type: 'message', content: 'x' }] } });
+      expect(mine.status).toBe(201);
+      for (const [user, organization] of [[{ email, password }, org], [otherUser, other]] as const) {
+        const signed = await signInOverHttp(user);
+        expect(signed.status).toBe(200);
+        const auth = { Authorization: `Bearer ${(signed as { body: { access_token: string } }).body.access_token}` };
+        expect((await t.http.get('/v1/me').set(auth)).body.data).toMatchObject({ organization_id: organization.id, credential_id: CONSOLE_CLIENT_ID, scopes: ['workflows:read'] });
+        const seen = (await t.http.get(`/v1/workflows/${mine.body.data.id}`).set(auth)).status;
+        expect(seen).toBe(organization === org ? 200 : 404);
+      }
+    });
+
+    it('redirects to <PUBLIC_BASE_URL>/console/ only, and is no organization’s to list or delete', async () => {
+      for (const uri of [`${base}/console/x`, 'http://127.0.0.2:9/console/', `${base}/console`]) {
+        const answer = await signInOverHttp({ email, password }, uri);
+        expect(answer.status, uri).toBe(400);
+      }
+      const listed = await t.http.get('/v1/oauth/clients?limit=100').set(org.auth());
+      expect(listed.status).toBe(200);
+      expect((listed.body.data as { client_id: string }[]).map((c) => c.client_id)).not.toContain(CONSOLE_CLIENT_ID);
+      expect((await t.http.delete(`/v1/oauth/clients/${CONSOLE_CLIENT_ID}`).set(org.auth())).status).toBe(404);
+      // Public: it cannot introspect.
+      const introspect = await t.http.post('/oauth/introspect').type('form').send({ client_id: CONSOLE_CLIENT_ID, token: 'x' });
+      expect(introspect.status).toBe(401);
+      expect(introspect.body.error).toBe('invalid_client');
+      // A code needs PKCE.
+      const noPkce = await fetch(`${base}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: CONSOLE_CLIENT_ID, redirect_uri: `${base}/console/`, state: 's' })}`, { redirect: 'manual' });
+      expect(noPkce.status).toBe(302);
+      expect(new URL(noPkce.headers.get('location') as string).searchParams.get('error')).toBe('invalid_request');
     });
   });
 
@@ -389,9 +454,17 @@ describe('console', () => {
       const performance = await t.http.get(`/v1/analytics/workflows/${analyticsWorkflowId}/performance?start_date=2026-01-04T00:00:00&end_date=2026-01-08T23:59:59&timezone=UTC`).set(org.auth());
       await expect(page.locator('[data-figure=p95]').innerText()).resolves.toBe(`${Math.round(performance.body.data.performance.execution_time.p95_ms)} ms`);
       await check('analytics');
+      // A report of the same period, made by the worker and downloaded with the user's token.
+      await act(page.getByRole('button', { name: 'Create report' }), () => page.getByText(/^Report .*: (generating|completed)/).waitFor({ timeout: 15_000 }));
+      const downloadButton = page.getByRole('button', { name: 'Download' });
+      await downloadButton.waitFor({ timeout: 60_000 });
+      const [file] = await Promise.all([page.waitForEvent('download'), downloadButton.click()]);
+      expect(file.suggestedFilename()).toMatch(/^report-.*\.csv$/);
+      const csv = readFileSync(await file.path(), 'utf8');
+      expect(csv.split('\n')[0]).toMatch(/,/);
       await page.goto(`${base}/console/analytics/engagement`);
       await page.getByRole('heading', { name: 'Engagement' }).waitFor();
-      await page.locator('pre.json').waitFor();
+      await page.getByText('Messages per session').waitFor();
       await check('engagement');
       await page.goto(`${base}/console/analytics/realtime`);
       await page.getByText('Active workflows').waitFor();

@@ -288,7 +288,40 @@ export function Engagement() {
           </select>
         </label>
       </form>
-      <Show loaded={loaded}>{(e) => <Json value={e.data} />}</Show>
+      <Show loaded={loaded}>
+        {({ data: { engagement: e, trends } }) => (
+          <>
+            <div class="cards">
+              <div>
+                Customers <strong>{e.total_customers}</strong>
+              </div>
+              <div>
+                Active <strong>{e.active_customers}</strong>
+              </div>
+              <div>
+                New <strong>{e.new_customers}</strong>
+              </div>
+              <div>
+                Returning <strong>{e.returning_customers}</strong>
+              </div>
+              <div>
+                Session <strong>{ms(e.average_session_duration)}</strong>
+              </div>
+              <div>
+                Messages per session <strong>{e.average_messages_per_session?.toFixed(1) ?? '—'}</strong>
+              </div>
+              <div>
+                Satisfaction <strong>{e.customer_satisfaction?.toFixed(2) ?? '—'}</strong>
+              </div>
+            </div>
+            <p class="muted">
+              Trends: customers {trends.customer_growth}, engagement {trends.engagement_trend}, satisfaction {trends.satisfaction_trend}
+            </p>
+            <h2>By channel</h2>
+            <Json value={e.engagement_by_channel} />
+          </>
+        )}
+      </Show>
     </section>
   );
 }
