@@ -418,6 +418,12 @@ describe('console', () => {
       expect(shown).toContain('outbound:Let me check.');
       await expect(page.locator('[data-handoff]').getAttribute('data-handoff')).resolves.toBe('off');
       await check('conversation');
+      // Take over, then hand back: the state shown is the API's.
+      await act(page.getByRole('button', { name: 'Take over' }), () => page.locator('[data-handoff=active]').waitFor({ timeout: 15_000 }));
+      expect((await t.http.get(`/v1/customers/${encodeURIComponent(customerId)}`).set(org.auth())).body.data.handoff.active).toBe(true);
+      await page.getByRole('button', { name: 'Hand back' }).click();
+      await page.locator('[data-handoff=off]').waitFor();
+      expect((await t.http.get(`/v1/customers/${encodeURIComponent(customerId)}`).set(org.auth())).body.data.handoff.active).toBe(false);
       await page.goto(`${base}/console/customers`);
       await page.getByRole('link', { name: customerId }).waitFor();
       await check('customers');
