@@ -360,6 +360,13 @@ describe('console', () => {
       const me = await t.http.get('/v1/me').set({ Authorization: `Bearer ${[...bearers][0]}` });
       expect(me.status).toBe(200);
       expect(me.body.data).toMatchObject({ credential_type: 'oauth', organization_id: org.id, credential_id: CONSOLE_CLIENT_ID });
+      // A reload keeps the user signed in: the access token is gone with the page, the refresh token rotates.
+      const rotatedBefore = Number((await db.query(`SELECT count(*) AS n FROM oauth_refresh_tokens WHERE client_id = $1 AND user_id = (SELECT id FROM users WHERE email = $2) AND rotated_at IS NOT NULL`, [CONSOLE_CLIENT_ID, email]))[0].n);
+      await page.reload();
+      await page.getByRole('link', { name: /^Refunds/ }).waitFor();
+      await expect(page.getByRole('button', { name: 'Sign in' }).count()).resolves.toBe(0);
+      const rotatedAfter = Number((await db.query(`SELECT count(*) AS n FROM oauth_refresh_tokens WHERE client_id = $1 AND user_id = (SELECT id FROM users WHERE email = $2) AND rotated_at IS NOT NULL`, [CONSOLE_CLIENT_ID, email]))[0].n);
+      expect(rotatedAfter).toBe(rotatedBefore + 1);
       // The status filter narrows the list.
       await page.getByRole('link', { name: /^Analytics / }).waitFor();
       await page.locator('select[name=status]').selectOption('active');
