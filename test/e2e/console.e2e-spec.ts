@@ -387,9 +387,22 @@ describe('console', () => {
       await expect(page.locator('.graph figcaption').innerText()).resolves.toContain('Entry node: greet');
       await page.locator(`tr[data-execution="${failedId}"]`).waitFor();
       await check('workflow');
+      // Deactivate and activate again (asking for workflows:write first); the API agrees each time.
+      await act(page.getByRole('button', { name: 'Deactivate', exact: true }), () => page.getByRole('button', { name: 'Activate', exact: true }).waitFor({ timeout: 15_000 }));
+      expect((await t.http.get(`/v1/workflows/${workflowId}`).set(org.auth())).body.data.status).toBe('inactive');
+      await page.getByRole('button', { name: 'Activate', exact: true }).click();
+      await page.getByRole('button', { name: 'Deactivate', exact: true }).waitFor();
+      expect((await t.http.get(`/v1/workflows/${workflowId}`).set(org.auth())).body.data.status).toBe('active');
     });
 
     it('opens the failed execution, shows its steps on a timeline with attempts, and retries it', async () => {
+      // Executions from tomorrow on: none.
+      await page.locator('input[name=execution-from]').fill(new Date(Date.now() + 86_400_000).toISOString().slice(0, 16));
+      await page.getByText('No execution matches.').waitFor();
+      await page.locator('input[name=execution-from]').fill('');
+      await page.locator(`tr[data-execution="${failedId}"]`).waitFor();
+      await page.locator('select[name=execution-status]').selectOption('success');
+      await page.getByText('No execution matches.').waitFor();
       await page.locator('select[name=execution-status]').selectOption('failed');
       await page.locator(`tr[data-execution="${failedId}"] td:first-child a`).click();
       await page.getByRole('heading', { name: /^Execution/ }).waitFor();
@@ -446,6 +459,10 @@ describe('console', () => {
       await check('webhook');
       await act(row.getByRole('button', { name: 'Resend' }), () => page.getByText(/^Resent as delivery/).waitFor({ timeout: 15_000 }));
       await waitFor('the resent delivery', async () => receiver.hitsOf('/console-hook').length >= 2);
+      // Recover: the events whose delivery failed since an hour ago (none: every delivery here was answered 200).
+      await page.locator('input[name=since]').fill(new Date(Date.now() - 3_600_000 - new Date().getTimezoneOffset() * 60_000).toISOString().slice(0, 16));
+      await page.getByRole('button', { name: 'Recover' }).click();
+      await page.getByText('0 deliveries queued').waitFor({ timeout: 15_000 });
       await page.goto(`${base}/console/webhooks`);
       await page.getByRole('link', { name: 'Receiver' }).waitFor();
       await check('webhooks');

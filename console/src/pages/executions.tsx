@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { Action, ErrorBox, fmtDate, Json, Link, ms, Show, StatusBadge, useLoad, usePager } from '../ui';
+import { Action, fmtDate, Json, Link, ms, Show, StatusBadge, useLoad, usePager } from '../ui';
 
 type Status = 'running' | 'success' | 'failed';
 
@@ -31,10 +31,10 @@ export function Executions({ workflowId }: { workflowId: string }) {
           </select>
         </label>
         <label>
-          From <input type="datetime-local" value={from} onChange={(e) => setFrom(e.currentTarget.value)} />
+          From <input type="datetime-local" name="execution-from" value={from} onChange={(e) => setFrom(e.currentTarget.value)} />
         </label>
         <label>
-          To <input type="datetime-local" value={to} onChange={(e) => setTo(e.currentTarget.value)} />
+          To <input type="datetime-local" name="execution-to" value={to} onChange={(e) => setTo(e.currentTarget.value)} />
         </label>
       </form>
       <Show loaded={loaded}>
@@ -197,7 +197,6 @@ export function ExecutionDetail({ workflowId, id }: { workflowId: string; id: st
           </ol>
           <h2>Input and output</h2>
           <Json value={{ input: x.input, output: x.output }} />
-          <ErrorBox error={undefined} />
         </section>
       )}
     </Show>

@@ -69,7 +69,7 @@ export function WebhookDetail({ id }: { id: string }) {
       <h2>Recover</h2>
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
         <label>
-          Resend every event since <input type="datetime-local" name="since" value={since} onChange={(e) => setSince(e.currentTarget.value)} />
+          Deliver again every event whose delivery failed since <input type="datetime-local" name="since" value={since} onChange={(e) => setSince(e.currentTarget.value)} />
         </label>
         <Action
           scope="webhooks:write"
