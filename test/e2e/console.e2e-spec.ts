@@ -228,6 +228,8 @@ describe('console', () => {
     let customerId: string;
     let analyticsWorkflowId: string;
     let webhookId: string;
+    let formWorkflowId: string;
+    let waitingId: string;
     const bearers = new Set<string>();
 
     beforeAll(async () => {
@@ -262,6 +264,19 @@ describe('console', () => {
         return x.body.data.status === 'failed';
       });
       ai.status = 200;
+
+      // An execution waiting for the customer's answer to a form: running, so it can be cancelled.
+      const form = await t.http.post('/v1/workflows').set(org.auth('read_write')).send({
+        name: `Survey ${Date.now()}`,
+        channel: 'whatsapp',
+        configuration: { nodes: [{ id: 'ask', type: 'message', content: 'One question.', next: 'city' }, { id: 'city', type: 'form', fields: [{ name: 'city', type: 'text', required: true }] }] },
+      });
+      formWorkflowId = form.body.data.id;
+      await t.http.post(`/v1/workflows/${formWorkflowId}/activate`).set(org.auth('read_write')).expect(200);
+      await createTrigger(t, org, formWorkflowId, 'message', { keywords: [`survey${process.pid}`] });
+      const asked = await t.http.post('/v1/messages').set(org.auth('read_write')).send({ channel: 'whatsapp', customer_id: `+1666${Date.now() % 1_000_000}`, message: `survey${process.pid}` });
+      waitingId = asked.body.data.executions[0].workflow_execution_id;
+      await waitFor('the form to wait', async () => (await db.query('SELECT waiting FROM workflow_executions WHERE id = $1', [waitingId]))[0]?.waiting === true);
 
       // Analytics: a workflow with executions on three past days (UTC), written as the engine writes them.
       const analytics = await t.http.post('/v1/workflows').set(org.auth('read_write')).send({ name: `Analytics ${Date.now()}`, channel: 'whatsapp', configuration: { nodes: [{ id: 'hi', type: 'message', content: 'Hi' }] } });
@@ -420,6 +435,16 @@ describe('console', () => {
       });
       expect(retried.retry_of).toBe(failedId);
       expect((await t.http.get(`/v1/workflows/${workflowId}/executions?limit=100`).set(org.auth())).body.data.length).toBe(before + 1);
+    });
+
+    it('cancels an execution waiting for the customer', async () => {
+      await page.goto(`${base}/console/workflows/${formWorkflowId}/executions/${waitingId}`);
+      await page.getByRole('heading', { name: /^Execution/ }).waitFor();
+      await expect(page.locator('.badge').first().innerText()).resolves.toBe('running');
+      await act(page.getByRole('button', { name: 'Cancel' }), () => page.locator('.error[role=alert]').getByText('EXECUTION_CANCELLED').waitFor({ timeout: 15_000 }));
+      const x = (await t.http.get(`/v1/workflows/${formWorkflowId}/executions/${waitingId}`).set(org.auth())).body.data;
+      expect(x).toMatchObject({ status: 'failed', error: { code: 'EXECUTION_CANCELLED' } });
+      await expect(page.getByRole('button', { name: 'Cancel' }).count()).resolves.toBe(0);
     });
 
     it("reads a customer's conversation in order, messages in and out", async () => {
