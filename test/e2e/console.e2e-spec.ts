@@ -482,8 +482,12 @@ describe('console', () => {
       await expect(row.locator('.response-code').innerText()).resolves.toBe('200');
       await expect(row.locator('.badge').innerText()).resolves.toBe('delivered');
       await check('webhook');
+      const eventType = await row.locator('td').first().innerText();
       await act(row.getByRole('button', { name: 'Resend' }), () => page.getByText(/^Resent as delivery/).waitFor({ timeout: 15_000 }));
-      await waitFor('the resent delivery', async () => receiver.hitsOf('/console-hook').length >= 2);
+      // The receiver gets the delivery the page names (its webhook-id), of the event of the row resent.
+      const deliveryId = (await page.getByText(/^Resent as delivery/).innerText()).replace('Resent as delivery', '').trim();
+      const hit = await waitFor('the resent delivery', async () => receiver.hitsOf('/console-hook').find((h) => h.headers['webhook-id'] === deliveryId));
+      expect(JSON.parse(hit.body).type).toBe(eventType);
       // Recover: the events whose delivery failed since an hour ago (none: every delivery here was answered 200).
       await page.locator('input[name=since]').fill(new Date(Date.now() - 3_600_000 - new Date().getTimezoneOffset() * 60_000).toISOString().slice(0, 16));
       await page.getByRole('button', { name: 'Recover' }).click();
