@@ -38,6 +38,7 @@ import { MessageBursts1770800000000 } from './1770800000000-MessageBursts.js';
 import { OrganizationLimits1770900000000 } from './1770900000000-OrganizationLimits.js';
 import { TraceContext1770950000000 } from './1770950000000-TraceContext.js';
 import { ExecutionRetention1771000000000 } from './1771000000000-ExecutionRetention.js';
+import { ConsoleOAuthClient1771100000000 } from './1771100000000-ConsoleOAuthClient.js';
 import { ExecutionsPartitioned1771200000000 } from './1771200000000-ExecutionsPartitioned.js';
 import { MessagesPartitioned1771200000001 } from './1771200000001-MessagesPartitioned.js';
 import { WebhookDeliveriesPartitioned1771200000002 } from './1771200000002-WebhookDeliveriesPartitioned.js';
@@ -81,6 +82,7 @@ export const MIGRATIONS = [
   OrganizationLimits1770900000000,
   TraceContext1770950000000,
   ExecutionRetention1771000000000,
+  ConsoleOAuthClient1771100000000,
   ExecutionsPartitioned1771200000000,
   MessagesPartitioned1771200000001,
   WebhookDeliveriesPartitioned1771200000002,

@@ -15,6 +15,7 @@ import { collectRouteFacts } from './common/http/openapi/routes.js';
 import { bodyMediaTypeMiddleware, JSON_MEDIA_TYPES, storableInputMiddleware, type BodyMediaRule } from './common/http/input-guard.middleware.js';
 import { ExpressHttpAdapter } from './common/http/express-http-adapter.js';
 import { corsMiddleware } from './common/http/cors.middleware.js';
+import { consoleMiddleware } from './console/console.middleware.js';
 import { middlewareChain } from './common/http/middleware-chain.js';
 import { HttpDrain } from './common/http/http-drain.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
@@ -79,6 +80,8 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
       metricsMiddleware,
       // Before the body checks: a preflight is answered here (CORS_ORIGINS).
       ...(cors ? [cors] : []),
+      // The console's static files under /console (its own CSP); every other path goes on.
+      consoleMiddleware(),
       // Before the parsers: a body of a type the route does not take is 415, unparsed.
       bodyMediaTypeMiddleware(BODY_MEDIA_RULES),
       bodyParsers(app),

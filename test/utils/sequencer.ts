@@ -20,6 +20,7 @@ export const LONGEST_FIRST = [
   'faults-worker-kill',
   'queue-mode',
   'oauth',
+  'console',
   'webhooks',
   'bursts',
   'voice',

@@ -21,7 +21,8 @@ const RELOAD_INTERVAL_MS = 60_000;
 
 interface CachedClient {
   name: string;
-  organizationId: string;
+  /** null: the console's client, whose tokens carry the organization of the user who signed in. */
+  organizationId: string | null;
   /** The scopes the client is registered with now: a token never gets more, whatever its claim says. */
   scopes: ReadonlySet<string>;
   expiresAt: number;
@@ -186,7 +187,7 @@ export class OAuthTokenResolver implements CredentialResolver, OnModuleInit, OnM
     let client = this.clientCache.get(id);
     if (!client || client.expiresAt <= Date.now()) {
       this.clientCache.delete(id);
-      const row = await this.clients.findOne({ where: { id, organizationId }, select: { id: true, name: true, organizationId: true, scopes: true } });
+      const row = await this.clients.findOne({ where: { id }, select: { id: true, name: true, organizationId: true, scopes: true } });
       if (!row) return null;
       client = { name: row.name, organizationId: row.organizationId, scopes: new Set(row.scopes), expiresAt: Date.now() + this.config.authCacheTtlMs };
       if (this.config.authCacheTtlMs > 0) {
@@ -194,6 +195,6 @@ export class OAuthTokenResolver implements CredentialResolver, OnModuleInit, OnM
         this.clientCache.set(id, client);
       }
     }
-    return client.organizationId === organizationId ? client : null;
+    return client.organizationId === organizationId || client.organizationId === null ? client : null;
   }
 }

@@ -130,7 +130,7 @@ export class OAuthController {
     const user = await this.oauth.signIn(request, email, password);
     if (!user) return this.consent(req, res, 401, request, 'Wrong email or password.', email);
     await this.limiter.succeeded(req.ip ?? 'unknown', email);
-    redirect(res, await this.oauth.approve(request, user.id));
+    redirect(res, await this.oauth.approve(request, user));
   }
 
   @Post('token')

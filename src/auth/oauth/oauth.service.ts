@@ -4,6 +4,7 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import type { DataSource, Repository } from 'typeorm';
 import { isValidScope } from '../access.js';
 import { UsersService } from '../users/users.service.js';
+import { consoleRedirectUri, CONSOLE_CLIENT_ID } from './console-client.js';
 import { ACCESS_TOKEN_LIFETIME_SECONDS, AccessTokenSigner } from './access-token.signer.js';
 import { OAuthAuthorizationCode } from './entities/oauth-authorization-code.entity.js';
 import { acceptedAuthMethods, type OAuthClient } from './entities/oauth-client.entity.js';
@@ -85,7 +86,7 @@ export class OAuthService {
     if (typeof clientId !== 'string' || clientId === '') return { kind: 'page', status: 400, message: 'The request names no client (client_id is missing or repeated).' };
     const client = await this.clients.find(clientId);
     if (!client) return { kind: 'page', status: 400, message: 'The application asking for access is not registered (unknown client_id).' };
-    if (typeof redirectUri !== 'string' || !client.redirectUris.includes(redirectUri)) {
+    if (typeof redirectUri !== 'string' || !this.redirectUrisOf(client).includes(redirectUri)) {
       return { kind: 'page', status: 400, message: 'The redirect_uri is missing or is not one registered for this application.' };
     }
     const state = params.state;
@@ -130,20 +131,24 @@ export class OAuthService {
     return this.redirectLocation(request.redirectUri, { error: 'access_denied', error_description: 'The user denied the request', state: request.state });
   }
 
-  /** Signs the user in; the user must belong to the client's organization. null: wrong credentials. */
-  async signIn(request: AuthorizationRequest, email: string, password: string): Promise<{ id: string } | null> {
+  /**
+   * Signs the user in; the user must belong to the client's organization (any organization for the
+   * console's client, whose grant then belongs to the user's). null: wrong credentials.
+   */
+  async signIn(request: AuthorizationRequest, email: string, password: string): Promise<{ id: string; organizationId: string } | null> {
     const user = await this.users.authenticate(email, password);
-    return user && user.organizationId === request.client.organizationId ? { id: user.id } : null;
+    if (!user || (request.client.organizationId !== null && user.organizationId !== request.client.organizationId)) return null;
+    return { id: user.id, organizationId: user.organizationId };
   }
 
   /** Issues a code for an approved request and answers the redirect carrying it (with `state` and RFC 9207 `iss`). */
-  async approve(request: AuthorizationRequest, userId: string): Promise<string> {
+  async approve(request: AuthorizationRequest, user: { id: string; organizationId: string }): Promise<string> {
     const code = randomBytes(32).toString('base64url');
     await this.codes.insert({
       codeHash: hashSecret(code),
       clientId: request.client.id,
-      organizationId: request.client.organizationId,
-      userId,
+      organizationId: user.organizationId,
+      userId: user.id,
       redirectUri: request.redirectUri,
       scopes: request.scopes,
       codeChallenge: request.codeChallenge ?? null,
@@ -175,13 +180,15 @@ export class OAuthService {
   /** POST /oauth/introspect (RFC 7662), for confidential clients, about tokens of their own organization. */
   async introspect(credentials: ClientCredentials): Promise<Record<string, unknown>> {
     const client = await this.authenticateClient(credentials);
-    if (client.tokenEndpointAuthMethod === 'none') throw new InvalidClientError('Introspection needs a confidential client (public clients cannot authenticate)');
+    const organizationId = client.organizationId;
+    // The console's client (no organization) is public too.
+    if (client.tokenEndpointAuthMethod === 'none' || organizationId === null) throw new InvalidClientError('Introspection needs a confidential client (public clients cannot authenticate)');
     const token = required(credentials.body, 'token');
     const claims = await this.tokens.validClaims(token);
-    if (claims && claims.org === client.organizationId) {
+    if (claims && claims.org === organizationId) {
       return { active: true, token_type: 'Bearer', scope: claims.scope, client_id: claims.client_id, sub: claims.sub, iss: claims.iss, exp: claims.exp, iat: claims.iat, jti: claims.jti };
     }
-    const refresh = await this.refreshTokens.findOne({ where: { tokenHash: hashSecret(token), organizationId: client.organizationId } });
+    const refresh = await this.refreshTokens.findOne({ where: { tokenHash: hashSecret(token), organizationId } });
     if (refresh && !refresh.rotatedAt && !refresh.revokedAt && refresh.expiresAt.getTime() > Date.now()) {
       return {
         active: true,
@@ -245,7 +252,7 @@ export class OAuthService {
     const issued = await this.dataSource.transaction(async (manager) => {
       const spent = (await manager.query(`UPDATE oauth_authorization_codes SET used_at = now() WHERE id = $1 AND used_at IS NULL`, [row.id])) as [unknown[], number];
       if (spent[1] === 0) return null;
-      return this.issue(manager.getRepository(OAuthRefreshToken), { grantId: row.id, client, userId: row.userId, scopes: row.scopes, accessScopes: row.scopes });
+      return this.issue(manager.getRepository(OAuthRefreshToken), { grantId: row.id, client, organizationId: row.organizationId, userId: row.userId, scopes: row.scopes, accessScopes: row.scopes });
     });
     if (!issued) {
       // Lost the race to a concurrent redemption: that is a reuse too.
@@ -276,7 +283,7 @@ export class OAuthService {
         [row.id],
       )) as [unknown[], number];
       if (result[1] === 0) return null;
-      return this.issue(manager.getRepository(OAuthRefreshToken), { grantId: row.grantId, client, userId: row.userId, scopes: row.scopes, accessScopes });
+      return this.issue(manager.getRepository(OAuthRefreshToken), { grantId: row.grantId, client, organizationId: row.organizationId, userId: row.userId, scopes: row.scopes, accessScopes });
     });
     if (!rotated) {
       await this.revokeGrant(row.grantId);
@@ -287,20 +294,20 @@ export class OAuthService {
 
   private async issue(
     refreshTokens: Repository<OAuthRefreshToken>,
-    grant: { grantId: string; client: OAuthClient; userId: string; scopes: string[]; accessScopes: string[] },
+    grant: { grantId: string; client: OAuthClient; organizationId: string; userId: string; scopes: string[]; accessScopes: string[] },
   ): Promise<TokenResponse> {
     const refreshToken = randomBytes(32).toString('base64url');
     await refreshTokens.insert({
       tokenHash: hashSecret(refreshToken),
       grantId: grant.grantId,
       clientId: grant.client.id,
-      organizationId: grant.client.organizationId,
+      organizationId: grant.organizationId,
       userId: grant.userId,
       scopes: grant.scopes,
       expiresAt: new Date(Date.now() + REFRESH_TOKEN_LIFETIME_SECONDS * 1000),
     });
     const scope = grant.accessScopes.join(' ');
-    const { token } = this.signer.sign({ sub: grant.userId, org: grant.client.organizationId, client_id: grant.client.id, scope, gid: grant.grantId });
+    const { token } = this.signer.sign({ sub: grant.userId, org: grant.organizationId, client_id: grant.client.id, scope, gid: grant.grantId });
     return { access_token: token, token_type: 'Bearer', expires_in: ACCESS_TOKEN_LIFETIME_SECONDS, refresh_token: refreshToken, scope };
   }
 
@@ -308,6 +315,11 @@ export class OAuthService {
   private async revokeGrant(grantId: string): Promise<void> {
     await this.refreshTokens.createQueryBuilder().update().set({ revokedAt: () => 'now()' }).where('grant_id = :grantId AND revoked_at IS NULL', { grantId }).execute();
     await this.tokens.revoke(grantId, Date.now() + (ACCESS_TOKEN_LIFETIME_SECONDS + SKEW_SECONDS) * 1000);
+  }
+
+  /** The redirect URIs a request may name: the registered ones; the console's follows PUBLIC_BASE_URL (the issuer). */
+  private redirectUrisOf(client: OAuthClient): readonly string[] {
+    return client.id === CONSOLE_CLIENT_ID ? [consoleRedirectUri(this.issuer)] : client.redirectUris;
   }
 
   private redirectLocation(redirectUri: string, params: Record<string, string | undefined>): string {

@@ -10,7 +10,7 @@ const DOCS_PATH = /^\/docs(\/|$)/;
  * `X-Content-Type-Options: nosniff`; `Strict-Transport-Security` when the service's public URL
  * (PUBLIC_BASE_URL) is https, never when it is http; and on the API explorer (/docs), frame denial
  * (`X-Frame-Options: DENY`, CSP `frame-ancestors 'none'`). The OAuth consent page sets its own
- * stricter CSP (src/auth/oauth/consent-page.ts).
+ * stricter CSP (src/auth/oauth/consent-page.ts), and the console (/console) its own (src/console/console.middleware.ts).
  */
 export function securityHeadersMiddleware(publicBaseUrl: string) {
   const hsts = publicBaseUrl.startsWith('https://');

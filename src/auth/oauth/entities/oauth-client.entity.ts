@@ -16,8 +16,9 @@ export class OAuthClient {
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
-  @Column({ name: 'organization_id', type: 'uuid' })
-  organizationId: string;
+  /** null for the console's deployment-wide client only (console-client.ts): its grants take the user's organization. */
+  @Column({ name: 'organization_id', type: 'uuid', nullable: true })
+  organizationId: string | null;
 
   @Column({ type: 'varchar', length: 200 })
   name: string;
