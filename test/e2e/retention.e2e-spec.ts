@@ -468,6 +468,48 @@ describe('execution data retention (executions, steps, answers and firings by mo
     // Back to the service's setting.
     expect(JSON.parse((await cli('org:settings', '--org', other.id, '--execution-retention', 'default')).stdout).execution_retention).toBeNull();
   });
+
+  it('a drop whose tables are in use waits briefly, tries again within the pass, and never holds one table while waiting for another', async () => {
+    // A finished execution with its step in a month of its own, long past any retention.
+    const at = now - 500 * DAY;
+    const month = new Date(at).toISOString().slice(0, 7).replace('-', '');
+    for (const table of ['workflow_executions', 'execution_steps', 'execution_answers']) {
+      await ds.query(`SELECT retention_partitions_ensure($1, to_timestamp($2::float8 / 1000), to_timestamp($2::float8 / 1000))`, [table, at]);
+    }
+    const [{ id }] = await ds.query(
+      `INSERT INTO workflow_executions (id, organization_id, workflow_id, workflow_version, customer_ref, channel, status, input, state, started_at, completed_at, duration_ms)
+       VALUES (${V7_AT('to_timestamp($3::float8 / 1000)', '777777')}, $1, $2, 1, 'customer-old', 'whatsapp', 'success', '{}', '{}', to_timestamp($3::float8 / 1000),
+               to_timestamp($3::float8 / 1000) + interval '1 second', 1000)
+       RETURNING id`,
+      [org.id, wf, at],
+    );
+    await ds.query(`INSERT INTO execution_steps (execution_id, node_id, type, status, started_at, completed_at, duration_ms, output) VALUES ($1, 'welcome', 'message', 'completed', now(), now(), 1, '{}')`, [id]);
+
+    // Another session reads the executions in an open transaction, then (while the pass waits) the steps,
+    // as the engine's statements do. A drop that detached the steps' month first, then waited for the
+    // executions, would deadlock with it.
+    const other = new Client({ connectionString: testConfig().databaseUrl });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT count(*) FROM workflow_executions WHERE id = $1', [id]);
+      const pass = retention('30d').prune(now);
+      await new Promise((r) => setTimeout(r, 600));
+      const started = Date.now();
+      await other.query('SELECT count(*) FROM execution_steps WHERE execution_id = $1', [id]);
+      // Waited at most for one of the drop's lock tries (400 ms), never for a deadlock check.
+      expect(Date.now() - started).toBeLessThan(900);
+      // Held past the first tries of the drop (and past the 2 s a single try could wait).
+      await new Promise((r) => setTimeout(r, 1_800));
+      await other.query('COMMIT');
+      const report = await pass;
+      expect(report.dropped).toEqual(expect.arrayContaining([`workflow_executions_p${month}`, `execution_steps_p${month}`, `execution_answers_p${month}`]));
+      expect(await ds.query(`SELECT 1 FROM workflow_executions WHERE id = $1`, [id])).toEqual([]);
+    } finally {
+      await other.query('ROLLBACK').catch(() => undefined);
+      await other.end();
+    }
+  });
 });
 
 describe('migration ExecutionRetention on a database holding data', { timeout: 120_000 }, () => {

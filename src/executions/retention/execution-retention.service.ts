@@ -64,8 +64,17 @@ const FIRST_PASS_AFTER_MS = 60_000;
 export const TRIM_BATCH = 5_000;
 /** How far ahead the monthly partitions are created. */
 const MONTHS_AHEAD = 2;
-/** A partition drop waits at most this long for its lock, then the drop is left to the next pass. */
-const DROP_LOCK_TIMEOUT = '2s';
+/**
+ * A partition drop waits at most this long for its tables' locks. Below PostgreSQL's deadlock_timeout
+ * (1 s by default): when a drop and the engine's statements wait for each other's tables, the drop
+ * gives up before the deadlock check runs, so the engine's statement is never the one cancelled.
+ */
+const DROP_LOCK_TIMEOUT = '400ms';
+/** Tries of a drop whose locks were not granted in time, within one pass; then it is left to the next pass. */
+const DROP_TRIES = 8;
+const DROP_RETRY_PAUSE_MS = 250;
+/** SQLSTATE of a lock not granted within lock_timeout. */
+const LOCK_NOT_AVAILABLE = '55P03';
 /** How long the check for a running firing in a month may read. */
 const RUNNING_CHECK_TIMEOUT = '5min';
 /** The session advisory lock that makes one pass at a time across the workers (any number, fixed). */
@@ -225,6 +234,19 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
    * engine's writes behind a long reader.
    */
   private async drop(runner: QueryRunner, group: PartitionedGroup, p: Partition, childPartitions: Map<string, Set<string>>): Promise<string[] | null> {
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.dropOnce(runner, group, p, childPartitions);
+      if (outcome !== 'locked') return outcome;
+      if (attempt === DROP_TRIES) {
+        this.logger.warn(`Partition ${p.name} not dropped (next pass): its tables stayed busy for ${DROP_TRIES} tries of ${DROP_LOCK_TIMEOUT}`);
+        return null;
+      }
+      await new Promise((resolve) => setTimeout(resolve, DROP_RETRY_PAUSE_MS));
+    }
+  }
+
+  /** One try of drop(): 'locked' when the tables' locks were not granted within DROP_LOCK_TIMEOUT. */
+  private async dropOnce(runner: QueryRunner, group: PartitionedGroup, p: Partition, childPartitions: Map<string, Set<string>>): Promise<string[] | null | 'locked'> {
     await runner.startTransaction();
     try {
       await runner.query(`SET LOCAL lock_timeout = '${DROP_LOCK_TIMEOUT}'`);
@@ -237,6 +259,9 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
         await runner.rollbackTransaction();
         return null;
       }
+      // Every table of the group at once, the parent first (each DETACH takes its parent's exclusive lock):
+      // not one table held while the next is waited for.
+      await runner.query(`LOCK TABLE ${[group.table, ...group.children.map((c) => c.table)].map((t) => `ONLY "${t}"`).join(', ')} IN ACCESS EXCLUSIVE MODE`);
       const dropped: string[] = [];
       for (const child of group.children) {
         const name = `${child.table}${p.name.slice(group.table.length)}`;
@@ -251,6 +276,7 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
       return [...dropped, p.name];
     } catch (error) {
       await runner.rollbackTransaction();
+      if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) return 'locked';
       this.logger.warn(`Partition ${p.name} not dropped (next pass): ${(error as Error).message}`);
       return null;
     }
