@@ -149,6 +149,28 @@ export function Json({ value }: { value: unknown }) {
   );
 }
 
+/**
+ * A labelled select of fixed choices (`[value, text]`, or a value shown as itself); `onChange` gets one
+ * of the values. The filters and forms of the pages.
+ */
+export function Choice<T extends string>(props: { label: string; name: string; value: T; choices: readonly (T | readonly [T, string])[]; onChange: (value: T) => void }) {
+  return (
+    <label>
+      {props.label}{' '}
+      <select name={props.name} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value as T)}>
+        {props.choices.map((c) => {
+          const [value, text] = typeof c === 'string' ? [c, c] : c;
+          return (
+            <option key={value} value={value}>
+              {text}
+            </option>
+          );
+        })}
+      </select>
+    </label>
+  );
+}
+
 export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge badge-${status}`}>{status}</span>;
 }

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, download } from '../api';
 import { Chart } from '../chart';
-import { Action, fmtDate, Json, Link, ms, pct, Show, useLoad } from '../ui';
+import { Action, Choice, fmtDate, Json, Link, ms, pct, Show, useLoad } from '../ui';
 
 const day = 86_400_000;
 const isoDay = (d: Date) => d.toISOString().slice(0, 10);
@@ -235,14 +235,7 @@ function Report({ workflowId, query }: { workflowId: string; query: { start_date
     <>
       <h2>Report</h2>
       <p>
-        <label>
-          Format{' '}
-          <select name="format" value={format} onChange={(e) => setFormat(e.currentTarget.value as 'csv' | 'json' | 'pdf')}>
-            <option value="csv">CSV</option>
-            <option value="json">JSON</option>
-            <option value="pdf">PDF</option>
-          </select>
-        </label>
+        <Choice<'csv' | 'json' | 'pdf'> label="Format" name="format" value={format} choices={[['csv', 'CSV'], ['json', 'JSON'], ['pdf', 'PDF']]} onChange={setFormat} />
         <Action
           scope="analytics:write"
           label="Create report"
@@ -279,14 +272,7 @@ export function Engagement() {
       <SubNav />
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
         {period.form}
-        <label>
-          Customers{' '}
-          <select name="segment" value={segment} onChange={(e) => setSegment(e.currentTarget.value as 'all' | 'new' | 'returning')}>
-            <option value="all">all</option>
-            <option value="new">new</option>
-            <option value="returning">returning</option>
-          </select>
-        </label>
+        <Choice<'all' | 'new' | 'returning'> label="Customers" name="segment" value={segment} choices={['all', 'new', 'returning']} onChange={setSegment} />
       </form>
       <Show loaded={loaded}>
         {({ data: { engagement: e, trends } }) => (

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { Action, fmtDate, Json, Link, ms, Show, StatusBadge, useLoad, usePager } from '../ui';
+import { Action, Choice, fmtDate, Json, Link, ms, Show, StatusBadge, useLoad, usePager } from '../ui';
 
 type Status = 'running' | 'success' | 'failed';
 
@@ -21,15 +21,7 @@ export function Executions({ workflowId }: { workflowId: string }) {
   return (
     <>
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Status{' '}
-          <select name="execution-status" value={status} onChange={(e) => setStatus(e.currentTarget.value as Status | '')}>
-            <option value="">any</option>
-            <option value="running">running</option>
-            <option value="success">success</option>
-            <option value="failed">failed</option>
-          </select>
-        </label>
+        <Choice<Status | ''> label="Status" name="execution-status" value={status} choices={[['', 'any'], 'running', 'success', 'failed']} onChange={setStatus} />
         <label>
           From <input type="datetime-local" name="execution-from" value={from} onChange={(e) => setFrom(e.currentTarget.value)} />
         </label>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { Action, fmtDate, Link, ms, Show, StatusBadge, useLoad, usePages } from '../ui';
+import { Action, Choice, fmtDate, Link, ms, Show, StatusBadge, useLoad, usePages } from '../ui';
 
 export function Webhooks() {
   const { page: n, Pager } = usePages([]);
@@ -84,15 +84,7 @@ export function WebhookDetail({ id }: { id: string }) {
       {note && <p role="status">{note}</p>}
       <h2>Deliveries</h2>
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Status{' '}
-          <select name="delivery-status" value={status} onChange={(e) => setStatus(e.currentTarget.value as Status | '')}>
-            <option value="">any</option>
-            <option value="delivered">delivered</option>
-            <option value="retrying">retrying</option>
-            <option value="failed">failed</option>
-          </select>
-        </label>
+        <Choice<Status | ''> label="Status" name="delivery-status" value={status} choices={[['', 'any'], 'delivered', 'retrying', 'failed']} onChange={setStatus} />
       </form>
       <Show loaded={logs}>
         {(page) => (

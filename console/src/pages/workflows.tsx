@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { Action, fmtDate, Link, pct, Show, StatusBadge, useLoad, usePager } from '../ui';
+import { Action, Choice, fmtDate, Link, pct, Show, StatusBadge, useLoad, usePager } from '../ui';
 import { Executions } from './executions';
 
 type Status = 'draft' | 'active' | 'inactive';
@@ -18,15 +18,7 @@ export function WorkflowList() {
         <label>
           Search <input type="search" name="search" value={search} onChange={(e) => setSearch(e.currentTarget.value)} />
         </label>
-        <label>
-          Status{' '}
-          <select name="status" value={status} onChange={(e) => setStatus(e.currentTarget.value as Status | '')}>
-            <option value="">any</option>
-            <option value="active">active</option>
-            <option value="inactive">inactive</option>
-            <option value="draft">draft</option>
-          </select>
-        </label>
+        <Choice<Status | ''> label="Status" name="status" value={status} choices={[['', 'any'], 'active', 'inactive', 'draft']} onChange={setStatus} />
       </form>
       <Show loaded={loaded}>
         {(page) => (
