@@ -1,30 +1,16 @@
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireBuiltCli, runCli } from '../utils/cli.js';
 import { startTestApp, testConfig, type TestApp } from '../utils/test-app.js';
 
-const run = promisify(execFile);
-const CLI = 'dist/src/cli.js';
 
-/** Runs the built CLI (npm test builds first) against this run's database. */
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const config = testConfig();
-  const env = { ...process.env, DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, REDIS_KEY_PREFIX: config.redisKeyPrefix };
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env, timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+/** Runs the built CLI against this run's database. */
+const cli = (...args: string[]) => runCli(testConfig(), args);
 
 describe('CLI', { timeout: 90_000 }, () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build (npm test does it first)`);
+    requireBuiltCli();
     t = await startTestApp();
   });
   afterAll(() => t?.close());

@@ -1,31 +1,18 @@
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { promisify } from 'node:util';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { OrganizationLimits, ORGANIZATION_LIMITS_REFRESH_MS } from '../../src/rate-limits/organization-limits.js';
 import { RedisService } from '../../src/redis/redis.service.js';
 import { ApiProcess } from '../utils/api-process.js';
+import { requireBuiltCli, runCli } from '../utils/cli.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
 
-const run = promisify(execFile);
-const CLI = 'dist/src/cli.js';
 
 /** Small deployment defaults, so that a few requests reach them. */
 const DEFAULTS = { RATE_LIMITS_ENABLED: 'true', RATE_LIMIT_PER_CREDENTIAL: '4', RATE_LIMIT_READ: '2' };
 
-/** Runs the built CLI (npm test builds first) against this app's database and Redis prefix. */
-async function cli(t: TestApp, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...process.env, DATABASE_URL: t.config.databaseUrl, REDIS_URL: t.config.redisUrl, REDIS_KEY_PREFIX: t.config.redisKeyPrefix, ...DEFAULTS };
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env, timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+/** Runs the built CLI against this app's database and Redis prefix, with the small defaults. */
+const cli = (t: TestApp, ...args: string[]) => runCli(t.config, args, DEFAULTS);
 
 async function setLimits(t: TestApp, org: string, ...flags: string[]) {
   const result = await cli(t, 'org:limits', '--org', org, ...flags);
@@ -55,7 +42,7 @@ describe('per-organization rate limits (org:limits)', { timeout: 120_000 }, () =
   let t: TestApp;
 
   beforeAll(async () => {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build (npm test does it first)`);
+    requireBuiltCli();
     t = await startTestApp({ APP_ROLE: 'api', REDIS_KEY_PREFIX: ownPrefix(), ...DEFAULTS });
   });
   afterAll(() => t?.close());

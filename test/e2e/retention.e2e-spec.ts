@@ -1,7 +1,4 @@
-import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -11,24 +8,13 @@ import { ExecutionRetention } from '../../src/executions/retention/execution-ret
 import { insertTrigger } from '../factories/executions.js';
 import { createWorkflow, SURVEY_FORM } from '../factories/workflows.js';
 import { foldRollups } from '../utils/rollups.js';
+import { requireBuiltCli, runCli } from '../utils/cli.js';
 import { createOrganization, startTestApp, testConfig, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { TEST_POSTGRES_URL } from '../utils/test-env.js';
 
 const DAY = 86_400_000;
-const CLI = 'dist/src/cli.js';
-const run = promisify(execFile);
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const config = testConfig();
-  const env = { ...process.env, DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, REDIS_KEY_PREFIX: config.redisKeyPrefix };
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env, timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (...args: string[]) => runCli(testConfig(), args);
 
 /** A UUIDv7 of the time `at` (SQL expression), made unique by `n`: the keys the engine writes, back-dated. */
 const V7_AT = (at: string, n: string) => `(substr(uuid_v7_floor(${at})::text, 1, 14) || '7000-8000-' || lpad(to_hex(${n}), 12, '0'))::uuid`;
@@ -219,7 +205,7 @@ describe('execution data retention (executions, steps, answers and firings by mo
   };
 
   beforeAll(async () => {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build (npm test does it first)`);
+    requireBuiltCli();
     t = await startTestApp({ RATE_LIMITS_ENABLED: 'false', APP_ROLE: 'api' });
     ds = t.app.get(DataSource);
     org = await createOrganization(t);
