@@ -92,7 +92,7 @@ const OWNERS_WITHOUT_ENTITY: Record<string, string> = {
  * Today's accesses of a module to another module's table, each with its reason; the module
  * READMEs name them. A new one fails the spec: read through the owner's service, or compose the
  * statement from a fragment the owner exports (src/triggers/triggers.sql.ts, src/workflows/workflows.sql.ts,
- * src/events/outbox.sql.ts, src/auth/organizations/organizations.sql.ts), or add it here with its reason.
+ * src/events/outbox.sql.ts, src/webhooks/webhooks.sql.ts, src/auth/organizations/organizations.sql.ts), or add it here with its reason.
  */
 const ALLOWED: { module: string; table: string; access: Access; why: string }[] = [
   ...['customers', 'messages', 'execution_steps', 'workflow_executions', 'trigger_executions', 'workflow_execution_hours', 'workflow_execution_days', 'workflows',

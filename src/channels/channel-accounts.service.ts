@@ -4,7 +4,7 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import type { DataSource, Repository } from 'typeorm';
 import { SecretBox } from '../common/crypto/secret-box.js';
 import { isUuid } from '../common/ids/uuid.js';
-import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
+import { insertOutboxEvents } from '../events/outbox.sql.js';
 import { AppConfig } from '../config/app-config.js';
 import { parseChannelAndProvider, parseCredentials, parseSettings, parseVerifyToken } from './channel-account-input.js';
 import { ChannelAccountNotFoundError, ChannelErrorCodes, InvalidChannelAccountError } from './channels.errors.js';
@@ -144,13 +144,13 @@ export class ChannelAccountsService {
             WHERE channel_account_id = $1 AND status IN ('queued', 'sending')
            RETURNING message_id, organization_id, customer_id, execution_id, failed_at
          )
-         ${INSERT_OUTBOX_EVENTS}
+         ${insertOutboxEvents(`
          SELECT f.organization_id, 'message.failed',
                 ${deliveryEventData({
                   messageId: 'f.message_id', customerRef: 'c.external_id', channel: 'm.channel', accountId: '$1::uuid', providerMessageId: 'NULL',
                   executionId: 'f.execution_id', status: `'failed'`, at: 'f.failed_at', error: `jsonb_build_object('code', $2::text, 'title', 'The channel account was deleted')`,
                 })}
-           FROM failed f JOIN messages m ON m.id = f.message_id JOIN customers c ON c.id = f.customer_id`,
+           FROM failed f JOIN messages m ON m.id = f.message_id JOIN customers c ON c.id = f.customer_id`)}`,
         [account.id, ChannelErrorCodes.accountDeleted],
       );
       await manager.delete(ChannelAccount, { id: account.id, organizationId });

@@ -6,7 +6,7 @@ import { uuidv7 } from '../common/ids/uuid-v7.js';
 import { isoTime } from '../common/iso-time.js';
 import { AppConfig } from '../config/app-config.js';
 import { isForeignKeyViolation } from '../database/postgres-errors.js';
-import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
+import { insertOutboxEvents } from '../events/outbox.sql.js';
 import { RateLimiter, type RateLimitResult } from '../rate-limits/rate-limiter.js';
 import { RateLimitExceededError } from '../rate-limits/rate-limits.errors.js';
 import { constantTimeEquals, TriggerFiringService, WEBHOOK_WINDOW_SECONDS } from '../triggers/trigger-firing.service.js';
@@ -61,14 +61,14 @@ const APPLY_STATUSES = `
          > array_position(ARRAY['queued', 'sending', 'sent', 'delivered', 'read', 'failed'], d.status)
     RETURNING d.organization_id, d.channel_account_id, t.*
   ), events AS (
-    ${INSERT_OUTBOX_EVENTS}
+    ${insertOutboxEvents(`
     SELECT organization_id, 'message.' || status,
            ${deliveryEventData({
              messageId: 'message_id', customerRef: 'customer_ref', channel: 'channel', accountId: 'channel_account_id', providerMessageId: 'provider_message_id',
              executionId: 'execution_id', status: 'status', at: 'at',
              error: `CASE WHEN status = 'failed' THEN jsonb_build_object('code', error_code, 'title', error_title) END`,
            })}
-      FROM updated WHERE status IN ('delivered', 'read', 'failed')
+      FROM updated WHERE status IN ('delivered', 'read', 'failed')`)}
   )
   SELECT (SELECT count(*) FROM input)::int - (SELECT count(*) FROM target)::int AS unmatched`;
 

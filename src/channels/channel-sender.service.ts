@@ -6,7 +6,7 @@ import { Counter } from 'prom-client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
+import { insertOutboxEvents } from '../events/outbox.sql.js';
 import { CHANNEL_SENDS_QUEUE, ChannelSendJobs, SEND_ATTEMPTS, SEND_JOB_OPTIONS, sendBackoffMs, type SendJob } from '../executions/channels/channel-sends.queue.js';
 import { metricsRegistry } from '../metrics/metrics.middleware.js';
 import { RateLimiter } from '../rate-limits/rate-limiter.js';
@@ -110,13 +110,13 @@ const FAILED = `
      WHERE message_id = $1 AND status IN ('queued', 'sending')
     RETURNING message_id, organization_id, channel_account_id, customer_id, execution_id, failed_at
   ), events AS (
-    ${INSERT_OUTBOX_EVENTS}
+    ${insertOutboxEvents(`
     SELECT s.organization_id, 'message.failed',
            ${deliveryEventData({
              messageId: 's.message_id', customerRef: 'c.external_id', channel: 'm.channel', accountId: 's.channel_account_id', providerMessageId: 'NULL',
              executionId: 's.execution_id', status: `'failed'`, at: 's.failed_at', error: `jsonb_build_object('code', $2::text, 'title', $3::text)`,
            })}
-      FROM settled s JOIN messages m ON m.id = s.message_id JOIN customers c ON c.id = s.customer_id
+      FROM settled s JOIN messages m ON m.id = s.message_id JOIN customers c ON c.id = s.customer_id`)}
   )
   ${thenClaimNext('$4', '$5::boolean')}`;
 

@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import { Batcher } from '../common/batcher.js';
 import { SqlStatement } from '../database/sql-statement.js';
 import { uuidv7 } from '../common/ids/uuid-v7.js';
-import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
+import { insertOutboxEvents } from '../events/outbox.sql.js';
 import { activeMessageTriggersOf } from '../triggers/triggers.sql.js';
 import { channelAccountExists } from '../channels/channels.sql.js';
 import { ChannelAccountNotFoundError } from '../channels/channels.errors.js';
@@ -183,10 +183,10 @@ export function receiveStatement(bursts: boolean): SqlStatement<ReceiveRow> {
     ON CONFLICT DO NOTHING
     RETURNING id
   ), events AS (
-    ${INSERT_OUTBOX_EVENTS}
+    ${insertOutboxEvents(`
     SELECT organization_id, 'customer.created', customer_event FROM routed WHERE inserted
     UNION ALL
-    SELECT r.organization_id, 'message.received', r.message_event || jsonb_build_object('execution_id', r.execution_id) FROM routed r JOIN message m ON m.id = r.message_id
+    SELECT r.organization_id, 'message.received', r.message_event || jsonb_build_object('execution_id', r.execution_id) FROM routed r JOIN message m ON m.id = r.message_id`)}
   ), message_triggers AS (
     -- Per organization by its partial index (a lateral lookup: a plan joining the JSON input,
     -- counted as 100 rows, could prefer a scan and stay cached with the named statement).

@@ -6,7 +6,7 @@ import { queueDeliveries, REPLY_WINDOW_SQL } from '../channels/channels.sql.js';
 import { uuidv7 } from '../common/ids/uuid-v7.js';
 import { isoTimeSql } from '../common/iso-time.js';
 import { AppConfig } from '../config/app-config.js';
-import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
+import { insertOutboxEvents } from '../events/outbox.sql.js';
 import { ChannelSendDispatcher } from '../executions/channels/channel-send.dispatcher.js';
 import { ExecutionEngine } from '../executions/execution-engine.service.js';
 import { ChannelAccountCannotSendError, ChannelWindowClosedError, CustomerNotFoundError, NoChannelAccountError } from './customers.errors.js';
@@ -50,14 +50,14 @@ const START = `
       FROM target t WHERE c.id = t.id
     RETURNING c.organization_id, c.external_id, c.handoff_reason, c.handoff_started_at, c.handoff_ends_at
   ), events AS (
-    ${INSERT_OUTBOX_EVENTS}
+    ${insertOutboxEvents(`
     SELECT t.organization_id, 'conversation.handoff_ended', ${handoffEndedData('t', `'timeout'`)}
       FROM target t WHERE NOT t.active AND t.handoff_ends_at IS NOT NULL
     UNION ALL
     SELECT s.organization_id, 'conversation.handoff_started',
            jsonb_build_object('customer_id', s.external_id, 'reason', s.handoff_reason, 'started_at', ${isoTimeSql('s.handoff_started_at')},
                               'ends_at', ${isoTimeSql('s.handoff_ends_at')})
-      FROM started s CROSS JOIN target t WHERE NOT t.active
+      FROM started s CROSS JOIN target t WHERE NOT t.active`)}
   )
   SELECT t.id, NOT t.active AS started FROM target t`;
 
@@ -76,9 +76,9 @@ const END = `
       FROM target t WHERE c.id = t.id AND t.handoff_ends_at IS NOT NULL
     RETURNING c.id
   ), events AS (
-    ${INSERT_OUTBOX_EVENTS}
+    ${insertOutboxEvents(`
     SELECT t.organization_id, 'conversation.handoff_ended', ${handoffEndedData('t', `CASE WHEN t.active THEN 'request' ELSE 'timeout' END`)}
-      FROM target t JOIN cleared c ON c.id = t.id
+      FROM target t JOIN cleared c ON c.id = t.id`)}
   )
   SELECT t.id, t.active AS ended FROM target t`;
 
@@ -98,9 +98,9 @@ const SWEEP = `
       FROM due d WHERE c.id = d.id
     RETURNING c.id
   ), events AS (
-    ${INSERT_OUTBOX_EVENTS}
+    ${insertOutboxEvents(`
     SELECT d.organization_id, 'conversation.handoff_ended', ${handoffEndedData('d', `'timeout'`)}
-      FROM due d JOIN cleared c ON c.id = d.id
+      FROM due d JOIN cleared c ON c.id = d.id`)}
   )
   SELECT count(*)::int AS n FROM cleared`;
 
@@ -127,11 +127,11 @@ const SEND = `
     ${queueDeliveries(`SELECT id AS message_id, organization_id, channel_account_id, customer_id, NULL::uuid AS execution_id, NULL::uuid AS workflow_id,
                               channel, created_at AS started_at, 'agent' AS kind, created_at AS queued_at FROM sent`)}
   ), events AS (
-    ${INSERT_OUTBOX_EVENTS}
+    ${insertOutboxEvents(`
     SELECT organization_id, 'message.sent',
            jsonb_build_object('message_id', id, 'customer_id', $7::text, 'channel', channel, 'content', $5::text, 'execution_id', NULL,
                               'node_id', NULL, 'channel_account_id', channel_account_id, 'author', 'agent')
-      FROM sent
+      FROM sent`)}
   )
   SELECT id, channel, channel_account_id, created_at FROM sent`;
 

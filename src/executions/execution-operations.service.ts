@@ -5,7 +5,7 @@ import { isUuid } from '../common/ids/uuid.js';
 import { uuidv7 } from '../common/ids/uuid-v7.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import { countWorkflowStarts } from '../workflows/workflows.sql.js';
-import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
+import { insertOutboxEvents } from '../events/outbox.sql.js';
 import type { ExecutionStep } from './entities/execution-step.entity.js';
 import type { WorkflowExecution } from './entities/workflow-execution.entity.js';
 import { ExecutionEngine } from './execution-engine.service.js';
@@ -40,11 +40,11 @@ const RETRY = `
   ), counted AS (
     ${countWorkflowStarts('SELECT workflow_id, 1 AS started FROM retry')}
   ), events AS (
-    ${INSERT_OUTBOX_EVENTS}
+    ${insertOutboxEvents(`
     SELECT organization_id, 'workflow.started',
            jsonb_build_object('workflow_id', workflow_id, 'execution_id', id, 'customer_id', customer_ref, 'trigger_id', trigger_id,
                               'channel', channel, 'retry_of', retry_of)
-      FROM retry
+      FROM retry`)}
   )
   SELECT id FROM retry`;
 

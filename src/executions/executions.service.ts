@@ -12,7 +12,7 @@ import type { ExecutionStatus } from './entities/workflow-execution.entity.js';
 import { SqlStatement } from '../database/sql-statement.js';
 import { RedisUnavailableError, withRedisDeadline } from '../redis/redis-errors.js';
 import { uuidv7 } from '../common/ids/uuid-v7.js';
-import { INSERT_OUTBOX_EVENTS } from '../events/outbox.sql.js';
+import { insertOutboxEvents } from '../events/outbox.sql.js';
 import { countRefusedFiring, countTriggerFirings } from '../triggers/triggers.sql.js';
 import { countWorkflowStarts, workflowToFire } from '../workflows/workflows.sql.js';
 
@@ -78,13 +78,13 @@ const START = new SqlStatement<{ execution_id: string }>(
     SELECT f.trigger_execution_id, f.organization_id, f.trigger_id, f.workflow_id, f.execution_id, 'running', f.trigger_input, f.started_at
       FROM firing f WHERE f.trigger_id IS NOT NULL
   ), events AS (
-    ${INSERT_OUTBOX_EVENTS}
+    ${insertOutboxEvents(`
     SELECT f.organization_id, 'customer.created', f.customer_event || jsonb_build_object('channel', f.resolved_channel)
       FROM firing f JOIN customer c ON c.execution_id = f.execution_id WHERE c.inserted
     UNION ALL
     SELECT f.organization_id, 'trigger.activated', f.activated_event FROM firing f WHERE f.trigger_id IS NOT NULL
     UNION ALL
-    SELECT f.organization_id, 'workflow.started', f.started_event || jsonb_build_object('channel', f.resolved_channel) FROM firing f
+    SELECT f.organization_id, 'workflow.started', f.started_event || jsonb_build_object('channel', f.resolved_channel) FROM firing f`)}
   ), workflow_counted AS (
     ${countWorkflowStarts('SELECT workflow_id, count(*)::int AS started FROM firing GROUP BY workflow_id ORDER BY workflow_id')}
   ), trigger_counted AS (

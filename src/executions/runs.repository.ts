@@ -5,7 +5,7 @@ import { WorkflowExecution } from './entities/workflow-execution.entity.js';
 import { Batcher } from '../common/batcher.js';
 import { SqlStatement } from '../database/sql-statement.js';
 import type { RunWrites } from './run-writes.js';
-import { INSERT_OUTBOX_EVENTS_TRACED } from '../events/outbox.sql.js';
+import { insertOutboxEventsTraced } from '../events/outbox.sql.js';
 import { countWorkflowOutcomes } from '../workflows/workflows.sql.js';
 import { queueDeliveries } from '../channels/channels.sql.js';
 import { countFinished } from './executions.metrics.js';
@@ -97,10 +97,10 @@ const COMMIT = new SqlStatement<{ id: string }>(
     UPDATE customers c SET attributes = c.attributes || e.customer_attributes, updated_at = now()
       FROM execution e WHERE c.id = ANY (ARRAY[e.customer_id]) AND e.customer_attributes IS NOT NULL
   ), events AS (
-    ${INSERT_OUTBOX_EVENTS_TRACED}
+    ${insertOutboxEventsTraced(`
     SELECT v.organization_id, v.type, v.data, v.traceparent
       FROM jsonb_to_recordset($5::jsonb) AS v(execution_id uuid, organization_id uuid, type varchar, data jsonb, traceparent text)
-      JOIN execution e ON e.id = v.execution_id
+      JOIN execution e ON e.id = v.execution_id`)}
   ), trigger_execution AS (
     UPDATE trigger_executions t
        SET status = e.status, completed_at = e.completed_at,

@@ -5,6 +5,7 @@ import type { Queue } from 'bull';
 import type { DataSource } from 'typeorm';
 import { uuidv7Floor } from '../common/ids/uuid-v7.js';
 import { AppConfig } from '../config/app-config.js';
+import { subscribes } from './webhooks.sql.js';
 import { deliveriesCreated, outboxRelayed } from './webhooks.metrics.js';
 import { deliverJobOptions, WEBHOOKS_QUEUE, WebhookJobs } from './webhooks.queue.js';
 
@@ -23,8 +24,9 @@ const RETENTION_EVERY_MS = 3_600_000;
  * Turns unpublished outbox rows into deliveries, in one statement per batch: rows are claimed with
  * FOR UPDATE SKIP LOCKED (several relays never take the same row), joined to the active webhooks of
  * their organization that subscribe to their type (exact, `group.*` or `*`), one delivery row is
- * inserted per match, and every claimed row is marked published — rows of organizations without a
- * matching webhook included, as a set, with no per-row work. After the commit, one Bull job per
+ * inserted per match, and every claimed row is marked published — rows whose webhooks were deactivated
+ * since included, as a set, with no per-row work. (Events no active webhook subscribed to when they
+ * occurred were never written: insertOutboxEvents.) After the commit, one Bull job per
  * delivery (job id = delivery id). A relay that dies between the commit and the enqueue loses
  * nothing: the sweep re-enqueues pending deliveries that are overdue.
  *
@@ -44,7 +46,7 @@ const RELAY_SQL = `
     SELECT b.organization_id, w.id, b.id, b.type, b.occurred_at, b.data, 'pending', now(), b.traceparent
       FROM batch b
       JOIN webhooks w ON w.organization_id = b.organization_id AND w.active
-       AND (b.type = ANY (w.events) OR '*' = ANY (w.events) OR split_part(b.type, '.', 1) || '.*' = ANY (w.events))
+       AND ${subscribes('w', 'b.type')}
      ORDER BY b.occurred_at
     RETURNING id
   )

@@ -11,6 +11,7 @@ import { createOrganization, RATE_LIMITS_OUT_OF_REACH, startTestApp, type TestAp
 import { expectJourneyRollupsMatchRows } from '../utils/journey-rollups.js';
 import { expectRollupsMatchRows } from '../utils/rollups.js';
 import { waitFor } from '../utils/wait-for.js';
+import { subscribeToEvents } from '../factories/webhooks.js';
 
 type Node = Record<string, unknown>;
 
@@ -26,6 +27,7 @@ describe('execution engine: triggers firing, conversations, steps', () => {
     // file's per-address counts reach this one.
     t = await startTestApp({ ...RATE_LIMITS_OUT_OF_REACH, REDIS_KEY_PREFIX: `${inject('redisKeyPrefix')}:engine` });
     org = await createOrganization(t);
+    await subscribeToEvents(t, org);
     db = t.app.get(DataSource);
     const kb = await t.http
       .put('/v1/knowledge-bases/faq')
@@ -456,6 +458,42 @@ describe('execution engine: triggers firing, conversations, steps', () => {
     const counted = await expectJourneyRollupsMatchRows(db, org.id);
     expect(counted.executions).toBeGreaterThan(10);
     expect(counted.steps).toBeGreaterThan(10);
+  });
+
+  it('writes an event only when an active webhook of the organization subscribes to its type', async () => {
+    const quiet = await createOrganization(t);
+    const create = await t.http
+      .post('/v1/workflows')
+      .set(quiet.auth('read_write'))
+      .send({ name: `events-${Date.now()}`, channel: 'whatsapp', configuration: { nodes: [{ id: 'hi', type: 'message', content: 'Hi' }] } });
+    expect(create.status).toBe(201);
+    expect((await t.http.post(`/v1/workflows/${create.body.data.id}/activate`).set(quiet.auth('read_write'))).status).toBe(200);
+    const keyword = `quiet${Date.now()}`;
+    await createTrigger(t, quiet, create.body.data.id, 'message', { keywords: [keyword] });
+    const run = async (customer: string) => {
+      const res = await t.http.post('/v1/messages').set(quiet.auth('read_write')).send({ channel: 'whatsapp', customer_id: customer, message: keyword });
+      expect(res.status).toBe(202);
+      return finished(res.body.data.executions[0].workflow_execution_id as string);
+    };
+    const typesOf = async (customer: string) =>
+      ((await db.query(`SELECT type FROM outbox_events WHERE organization_id = $1 AND data->>'customer_id' = $2 ORDER BY id`, [quiet.id, customer])) as { type: string }[]).map(
+        (r) => r.type,
+      );
+
+    // No webhook, then an inactive one for every type: a whole run writes no event.
+    expect((await run('quiet-1')).status).toBe('success');
+    expect(await typesOf('quiet-1')).toEqual([]);
+    const inactive = await subscribeToEvents(t, quiet);
+    await db.query('UPDATE webhooks SET active = false WHERE id = $1', [inactive]);
+    expect((await run('quiet-2')).status).toBe('success');
+    expect(await typesOf('quiet-2')).toEqual([]);
+
+    // A group and an exact type: those events only, from then on.
+    await subscribeToEvents(t, quiet, ['workflow.*', 'customer.created']);
+    expect((await run('quiet-3')).status).toBe('success');
+    expect(await typesOf('quiet-3')).toEqual(['customer.created', 'workflow.started', 'workflow.completed']);
+    // Another organization's subscription records nothing for this one (org subscribes to everything).
+    expect(await typesOf('quiet-1')).toEqual([]);
   });
 
   it('keys every row it wrote to the execution tables with a time-ordered UUID (version 7)', async () => {

@@ -8,6 +8,7 @@ import { createTrigger } from '../factories/triggers.js';
 import { startFakeAiProvider, type FakeAiProvider } from '../utils/fake-ai-provider.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
+import { subscribeToEvents } from '../factories/webhooks.js';
 
 const FAQ = [{ question: 'How can I get a refund?', answer: 'Refunds are issued within 14 days.' }];
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
@@ -37,6 +38,7 @@ describe('execution retry, cancel and node attempts', () => {
       NODE_RETRY_BASE_DELAY_MS: '20',
     });
     org = await createOrganization(t);
+    await subscribeToEvents(t, org);
     db = t.app.get(DataSource);
     await t.http.put('/v1/knowledge-bases/refunds').set(org.auth('read_write')).send({ entries: FAQ }).expect(201);
   });

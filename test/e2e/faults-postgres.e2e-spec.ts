@@ -6,6 +6,7 @@ import { createFaultWorkflow, keepSending, toAnswer, type Answer } from '../util
 import { PrivatePostgres } from '../utils/private-services.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
+import { subscribeToEvents } from '../factories/webhooks.js';
 
 /**
  * Faults survived: PostgreSQL restarted while the API is under load. The cluster is
@@ -26,6 +27,7 @@ describe('PostgreSQL restarted under load', { timeout: 180_000 }, () => {
     // Its own Redis prefix: the run jobs queued here name executions of this database only.
     t = await startTestApp({ APP_ROLE: 'api', DATABASE_URL: databaseUrl, REDIS_KEY_PREFIX: `${inject('redisKeyPrefix')}:pg`, RATE_LIMITS_ENABLED: 'false' });
     org = await createOrganization(t);
+    await subscribeToEvents(t, org);
   });
 
   afterAll(async () => {

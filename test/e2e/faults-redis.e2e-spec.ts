@@ -9,6 +9,7 @@ import { PrivateRedis } from '../utils/private-services.js';
 import { createOrganization, RATE_LIMITS_OUT_OF_REACH, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
 import { WorkerProcess } from '../utils/worker-process.js';
+import { subscribeToEvents } from '../factories/webhooks.js';
 
 /**
  * Faults survived: Redis stopped for 10 s while inbound messages keep arriving.
@@ -30,6 +31,7 @@ describe('Redis stopped for 10 s under inbound messages', { timeout: 240_000 }, 
     // Limits enabled (out of reach), so that their failing open while Redis is down shows.
     t = await startTestApp({ APP_ROLE: 'api', REDIS_URL: redis.url, ...RATE_LIMITS_OUT_OF_REACH });
     org = await createOrganization(t);
+    await subscribeToEvents(t, org);
     worker = new WorkerProcess(t.config, { ...aiEnv(ai.url), EXECUTION_SWEEP_INTERVAL: '2s', EXECUTION_ORPHAN_AFTER: '5s', LOG_LEVEL: 'info' });
     worker.start();
   });

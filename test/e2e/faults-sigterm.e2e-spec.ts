@@ -7,6 +7,7 @@ import { freePort } from '../utils/private-services.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
 import { WorkerProcess } from '../utils/worker-process.js';
+import { subscribeToEvents } from '../factories/webhooks.js';
 
 /**
  * Faults survived: SIGTERM to an API process and a worker process under load. The API
@@ -25,6 +26,7 @@ describe('SIGTERM to the API and the worker under load', { timeout: 240_000 }, (
     ai = await startAiProvider(3000);
     t = await startTestApp({ APP_ROLE: 'api', RATE_LIMITS_ENABLED: 'false' });
     org = await createOrganization(t);
+    await subscribeToEvents(t, org);
   });
 
   afterAll(async () => {

@@ -5,6 +5,7 @@ import type { FakeAiProvider } from '../utils/fake-ai-provider.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
 import { WorkerProcess } from '../utils/worker-process.js';
+import { subscribeToEvents } from '../factories/webhooks.js';
 
 const EXECUTIONS = 200;
 
@@ -24,6 +25,7 @@ describe('a worker killed (SIGKILL) during 200 executions', { timeout: 240_000 }
     ai = await startAiProvider(150);
     t = await startTestApp({ APP_ROLE: 'api', RATE_LIMITS_ENABLED: 'false' });
     org = await createOrganization(t);
+    await subscribeToEvents(t, org);
   });
 
   afterAll(async () => {

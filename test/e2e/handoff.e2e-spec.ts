@@ -11,6 +11,7 @@ import { expectJourneyRollupsMatchRows } from '../utils/journey-rollups.js';
 import { instagramMessagesPayload, whatsappMessagesPayload } from '../utils/meta-payloads.js';
 import { createOrganization, RATE_LIMITS_OUT_OF_REACH, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
+import { subscribeToEvents } from '../factories/webhooks.js';
 
 const APP_SECRET = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
 const TOKEN = 'EAAGtest-access-token-0123456789';
@@ -411,6 +412,7 @@ describe('handoff: a person takes a conversation over', () => {
     beforeAll(async () => {
       short = await startTestApp({ ...RATE_LIMITS_OUT_OF_REACH, REDIS_KEY_PREFIX: `${inject('redisKeyPrefix')}:handoff-timeout`, HANDOFF_TIMEOUT: '1s' });
       shortOrg = await createOrganization(short);
+      await subscribeToEvents(short, shortOrg);
     });
     afterAll(async () => {
       await short?.close();

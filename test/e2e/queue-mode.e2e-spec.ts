@@ -14,6 +14,7 @@ import { freePort } from '../utils/private-services.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
 import { WorkerProcess } from '../utils/worker-process.js';
+import { subscribeToEvents } from '../factories/webhooks.js';
 
 const run = promisify(execFile);
 
@@ -42,6 +43,7 @@ describe('queue mode: two API processes and two workers', { timeout: 240_000 }, 
     // In-process, serving no HTTP and running no worker: sets the organization and resources up.
     t = await startTestApp({ APP_ROLE: 'api', RATE_LIMITS_ENABLED: 'false', REDIS_KEY_PREFIX: prefix });
     org = await createOrganization(t);
+    await subscribeToEvents(t, org);
     db = t.app.get(DataSource);
     const schedules = t.app.get<Queue>(getQueueToken(SCHEDULES_QUEUE));
     await schedules.isReady();
@@ -230,6 +232,7 @@ describe('a schedule tick run twice (a stalled job taken again)', { timeout: 60_
     // Queues of its own, so that the ticks are run by this test alone.
     t = await startTestApp({ APP_ROLE: 'all', RATE_LIMITS_ENABLED: 'false', REDIS_KEY_PREFIX: `${inject('redisKeyPrefix')}:stall` });
     org = await createOrganization(t);
+    await subscribeToEvents(t, org);
   });
   afterAll(() => t?.close());
 

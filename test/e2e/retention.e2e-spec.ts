@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { dataSourceOptions } from '../../src/database/data-source.options.js';
-import { ExecutionRetention } from '../../src/executions/retention/execution-retention.service.js';
+import { ExecutionRetention, TRIM_BATCH, type RetentionReport } from '../../src/executions/retention/execution-retention.service.js';
 import { insertTrigger } from '../factories/executions.js';
 import { createWorkflow, SURVEY_FORM } from '../factories/workflows.js';
 import { foldRollups } from '../utils/rollups.js';
@@ -165,6 +165,16 @@ describe('execution data retention (executions, steps, answers and firings by mo
   let webhook: string;
   const now = Date.now();
   const retention = (value: string) => new ExecutionRetention(ds, testConfig({ EXECUTION_RETENTION: value }));
+  /**
+   * Passes until one leaves nothing to trim (as the service schedules them, TRIM_PAUSE_MS apart), with the
+   * given trim budget; their reports, and what they did together.
+   */
+  const pruneAll = async (value: string, budgetMs?: number) => {
+    const passes: RetentionReport[] = [];
+    do passes.push(await retention(value).prune(now, budgetMs));
+    while (passes.at(-1)!.unfinished && passes.length < 1_000);
+    return { passes, dropped: passes.flatMap((p) => p.dropped), trimmed: passes.reduce((n, p) => n + p.trimmed, 0), unfinished: passes.at(-1)!.unfinished };
+  };
 
   /** Every analytics figure of the trigger and its workflow over the seeded year, as the API answers them. */
   const analytics = async () => {
@@ -288,7 +298,14 @@ describe('execution data retention (executions, steps, answers and firings by mo
     // The retried original is a year old: a second retry is refused while it is there.
     expect((await t.http.post(`/v1/workflows/${survey}/executions/${retried.original}/retry`).set(org.auth('read_write'))).body.error?.code).toBe('EXECUTION_NOT_RETRYABLE');
 
-    const report = await retention('30d').prune(now);
+    // No trim budget: each pass makes one trim statement (at most TRIM_BATCH rows), and says when rows are left.
+    const report = await pruneAll('30d', 0);
+    expect(report.unfinished).toBe(false);
+    expect(report.passes.length).toBeGreaterThan(1);
+    expect(report.passes.slice(0, -1).every((p) => p.unfinished)).toBe(true);
+    expect(Math.max(...report.passes.map((p) => p.trimmed))).toBeLessThanOrEqual(TRIM_BATCH);
+    // The month drops are not budgeted: every one is made by the first pass.
+    expect(report.passes.slice(1).flatMap((p) => p.dropped)).toEqual([]);
 
     // Months wholly before the cutoff are gone, but for those holding a firing or execution still running
     // (200 and 40 days ago); a month of executions goes with its steps and answers.
@@ -429,7 +446,7 @@ describe('execution data retention (executions, steps, answers and firings by mo
 
     // The service keeps 30 days; this organization keeps everything: no partition can go, nothing of its is trimmed.
     const before = await partitions(ds);
-    const report = await retention('30d').prune(now);
+    const report = await pruneAll('30d');
     expect(report.dropped).toEqual([]);
     expect(await partitions(ds)).toEqual(before);
     const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM trigger_executions WHERE organization_id = $1`, [other.id]);
@@ -439,7 +456,7 @@ describe('execution data retention (executions, steps, answers and firings by mo
     expect((await cli('org:settings', '--org', other.id, '--execution-retention', '90d')).code).toBe(0);
     expect((await t.http.get('/v1/me').set(other.auth('read_only')).expect(200)).body.data.organization.execution_retention).toBe('90d');
     const [{ mine }] = await ds.query(`SELECT count(*)::int AS mine FROM trigger_executions WHERE organization_id = $1`, [org.id]);
-    await retention('off').prune(now);
+    await pruneAll('off');
     const rows = await ds.query(
       `SELECT count(*)::int AS n, (count(*) FILTER (WHERE id < uuid_v7_floor(to_timestamp($2::float8 / 1000)) AND status <> 'running'))::int AS old
          FROM trigger_executions WHERE organization_id = $1`,

@@ -6,6 +6,7 @@ import { createTrigger } from '../factories/triggers.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
 import { WorkerProcess } from '../utils/worker-process.js';
+import { subscribeToEvents } from '../factories/webhooks.js';
 
 /**
  * A worker is killed (SIGKILL) while an execution is half done — its first message sent, its
@@ -41,6 +42,7 @@ describe('a worker killed mid-execution', { timeout: 120_000 }, () => {
     // This process serves HTTP only; executions run in the separate worker processes.
     t = await startTestApp({ APP_ROLE: 'api', RATE_LIMITS_ENABLED: 'false' });
     org = await createOrganization(t);
+    await subscribeToEvents(t, org);
   });
 
   afterAll(async () => {

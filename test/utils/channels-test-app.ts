@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { inject } from 'vitest';
 import { startFakeMeta, type FakeMeta } from './fake-meta.js';
 import { createOrganization, RATE_LIMITS_OUT_OF_REACH, startTestApp, type TestApp, type TestOrganization } from './test-app.js';
+import { subscribeToEvents } from '../factories/webhooks.js';
 
 /** An in-process app whose WhatsApp and Instagram sends go to a fake Graph API, with two organizations. */
 export interface ChannelsTestApp {
@@ -32,6 +33,9 @@ export async function startChannelsTestApp(name: string, env: Record<string, str
     });
     const org = await createOrganization(t);
     const other = await createOrganization(t);
+    // Both read the events they caused (and must not see the other's) from the outbox.
+    await subscribeToEvents(t, org);
+    await subscribeToEvents(t, other);
     const app = t;
     return {
       t,

@@ -60,8 +60,17 @@ export const PARTITIONED_TABLES = PARTITIONED_GROUPS.flatMap((g) => [g.table, ..
 /** How often a worker runs the retention pass; the first runs a minute after start. */
 export const RETENTION_EVERY_MS = 3_600_000;
 const FIRST_PASS_AFTER_MS = 60_000;
-/** Rows deleted per statement when a partition is trimmed. */
-export const TRIM_BATCH = 5_000;
+/** Rows deleted per statement when a partition is trimmed (with their children's and side rows). */
+export const TRIM_BATCH = 1_000;
+/**
+ * How long a pass may spend trimming (the drops are not counted: each is a catalog change). A pass makes at
+ * least one trim statement, then stops at the first batch boundary past the budget; what is left waits for
+ * the next pass, TRIM_PAUSE_MS later. So shortening the retention by months, or a backlog after downtime,
+ * spreads its DELETEs over many short passes instead of one long one that the engine's statements queue behind.
+ */
+export const TRIM_BUDGET_MS = 500;
+/** The pause before the next pass when the last one left rows to trim. */
+export const TRIM_PAUSE_MS = 5_000;
 /** How far ahead the monthly partitions are created. */
 const MONTHS_AHEAD = 2;
 /**
@@ -87,8 +96,25 @@ export interface RetentionReport {
   dropped: string[];
   /** Rows deleted from partitions that could not be dropped whole. */
   trimmed: number;
+  /** True when the trim budget ran out with rows still past retention: the next pass comes TRIM_PAUSE_MS later. */
+  unfinished: boolean;
   /** False when another worker held the pass. */
   ran: boolean;
+}
+
+/**
+ * The trimming time left to a pass; `used` once one of its trim statements removed rows. Until then every
+ * statement runs, so each pass removes something while rows are left (one finding nothing does not count).
+ */
+interface TrimBudget {
+  until: number;
+  used: boolean;
+}
+
+/** A dropped partition, and the names dropped with it (its children's months, then its own). */
+interface Dropped {
+  partition: Partition;
+  names: string[];
 }
 
 interface Partition {
@@ -109,7 +135,8 @@ function uuidFloor(ms: number): string {
  * creates the monthly partitions ahead, drops every partition wholly older than the longest retention
  * any organization has (none while one keeps everything) unless it still holds a running execution,
  * and trims the rest (the edge partition, the default partition, partitions an organization with a
- * shorter retention has rows in, a partition kept for a running row) in batches of TRIM_BATCH.
+ * shorter retention has rows in, a partition kept for a running row) in batches of TRIM_BATCH, for at
+ * most TRIM_BUDGET_MS per pass.
  *
  * No rollup moves: a partition drop fires no trigger, and the trims delete from the partition itself,
  * where the parent's statement-level rollup triggers do not fire (the change logs record inserts and
@@ -140,16 +167,21 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
   private schedule(delayMs: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
+      let next = RETENTION_EVERY_MS;
       this.running = this.prune()
+        .then((report) => {
+          if (report.unfinished) next = TRIM_PAUSE_MS;
+        })
         .catch((e: Error) => this.logger.warn(`Retention pass failed (retried on the next): ${e.message}`))
-        .finally(() => this.schedule(RETENTION_EVERY_MS));
+        .finally(() => this.schedule(next));
     }, delayMs);
     this.timer.unref();
   }
 
-  /** One pass over every partitioned table, at `now` (milliseconds; tests pass their own). */
-  async prune(now = Date.now()): Promise<RetentionReport> {
-    const report: RetentionReport = { created: 0, dropped: [], trimmed: 0, ran: false };
+  /** One pass over every partitioned table, at `now` (milliseconds; tests pass their own), trimming for at most `trimBudgetMs`. */
+  async prune(now = Date.now(), trimBudgetMs = TRIM_BUDGET_MS): Promise<RetentionReport> {
+    const report: RetentionReport = { created: 0, dropped: [], trimmed: 0, unfinished: false, ran: false };
+    const budget: TrimBudget = { until: performance.now() + trimBudgetMs, used: false };
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
     try {
@@ -157,7 +189,7 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
       if (!locked) return report;
       report.ran = true;
       try {
-        for (const group of PARTITIONED_GROUPS) await this.pruneGroup(runner, group, now, report);
+        for (const group of PARTITIONED_GROUPS) await this.pruneGroup(runner, group, now, report, budget);
       } finally {
         await runner.query(`SELECT pg_advisory_unlock($1)`, [RETENTION_LOCK]);
       }
@@ -167,7 +199,7 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
     }
   }
 
-  private async pruneGroup(runner: QueryRunner, group: PartitionedGroup, now: number, report: RetentionReport): Promise<void> {
+  private async pruneGroup(runner: QueryRunner, group: PartitionedGroup, now: number, report: RetentionReport, budget: TrimBudget): Promise<void> {
     for (const table of [group.table, ...group.children.map((c) => c.table)]) {
       try {
         const [{ made }] = (await runner.query(
@@ -191,21 +223,20 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
     const childPartitions = new Map<string, Set<string>>();
     for (const child of group.children) childPartitions.set(child.table, new Set((await this.partitionsOf(runner, child.table)).map((p) => p.name)));
 
-    const kept: Partition[] = [];
     const dropBefore = span.keeps_all ? null : uuidFloor(now - Number(span.longest));
-    for (const p of partitions) {
-      const dropped = dropBefore !== null && p.to !== null && p.to <= dropBefore ? await this.drop(runner, group, p, childPartitions) : null;
-      if (dropped === null) {
-        kept.push(p);
-        continue;
-      }
-      report.dropped.push(...dropped);
-      for (const side of group.sides) await this.deleteSideRange(runner, side, p);
+    const past = partitions.filter((p) => dropBefore !== null && p.to !== null && p.to <= dropBefore);
+    const gone = past.length > 0 ? await this.drop(runner, group, past, childPartitions) : [];
+    const kept = partitions.filter((p) => !gone.some((g) => g.partition === p));
+    for (const { partition, names } of gone) {
+      report.dropped.push(...names);
+      for (const side of group.sides) await this.deleteSideRange(runner, side, partition);
     }
     const trimBefore = uuidFloor(now - Number(span.shortest));
     for (const p of kept) {
       if (p.from !== null && p.from >= trimBefore) continue;
-      report.trimmed += await this.trim(runner, group, p, childPartitions, now, trimBefore);
+      const { count, done } = await this.trim(runner, group, p, childPartitions, now, trimBefore, budget);
+      report.trimmed += count;
+      if (!done) report.unfinished = true;
     }
   }
 
@@ -228,57 +259,65 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
   }
 
   /**
-   * Drops a partition wholly past retention, and its children's partitions of the same month first,
-   * unless it holds a running execution (then it is trimmed around that row instead). A short lock
-   * timeout: each drop takes its parent's exclusive lock for an instant, and must not queue the
-   * engine's writes behind a long reader.
+   * Drops the partitions wholly past retention, and their children's partitions of the same months first,
+   * all in one transaction: the group's tables are locked once per pass, not once per month. A month that
+   * holds a running execution is left out (it is trimmed around that row instead). A short lock timeout:
+   * the exclusive locks queue the engine's writes for as long as they are held or waited for.
    */
-  private async drop(runner: QueryRunner, group: PartitionedGroup, p: Partition, childPartitions: Map<string, Set<string>>): Promise<string[] | null> {
+  private async drop(runner: QueryRunner, group: PartitionedGroup, past: Partition[], childPartitions: Map<string, Set<string>>): Promise<Dropped[]> {
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.dropOnce(runner, group, p, childPartitions);
+      const outcome = await this.dropOnce(runner, group, past, childPartitions);
       if (outcome !== 'locked') return outcome;
       if (attempt === DROP_TRIES) {
-        this.logger.warn(`Partition ${p.name} not dropped (next pass): its tables stayed busy for ${DROP_TRIES} tries of ${DROP_LOCK_TIMEOUT}`);
-        return null;
+        this.logger.warn(`${group.table}: ${past.length} months not dropped (next pass): its tables stayed busy for ${DROP_TRIES} tries of ${DROP_LOCK_TIMEOUT}`);
+        return [];
       }
       await new Promise((resolve) => setTimeout(resolve, DROP_RETRY_PAUSE_MS));
     }
   }
 
   /** One try of drop(): 'locked' when the tables' locks were not granted within DROP_LOCK_TIMEOUT. */
-  private async dropOnce(runner: QueryRunner, group: PartitionedGroup, p: Partition, childPartitions: Map<string, Set<string>>): Promise<string[] | null | 'locked'> {
+  private async dropOnce(runner: QueryRunner, group: PartitionedGroup, past: Partition[], childPartitions: Map<string, Set<string>>): Promise<Dropped[] | 'locked'> {
     await runner.startTransaction();
     try {
       await runner.query(`SET LOCAL lock_timeout = '${DROP_LOCK_TIMEOUT}'`);
-      // The check reads the month until its first running row (the whole month when there is none): beyond the
+      // The check reads a month until its first running row (the whole month when there is none): beyond the
       // service's per-statement limit on a large month.
       await runner.query(`SET LOCAL statement_timeout = '${RUNNING_CHECK_TIMEOUT}'`);
-      const busySql = group.busy(p.name, p.to as string, (child) => this.childPartition(group, child, p, childPartitions));
-      const [{ busy }] = (await runner.query(`SELECT ${busySql} AS busy`)) as { busy: boolean }[];
-      if (busy) {
+      const idle: Partition[] = [];
+      for (const p of past) {
+        const busySql = group.busy(p.name, p.to as string, (child) => this.childPartition(group, child, p, childPartitions));
+        const [{ busy }] = (await runner.query(`SELECT ${busySql} AS busy`)) as { busy: boolean }[];
+        if (!busy) idle.push(p);
+      }
+      if (idle.length === 0) {
         await runner.rollbackTransaction();
-        return null;
+        return [];
       }
       // Every table of the group at once, the parent first (each DETACH takes its parent's exclusive lock):
       // not one table held while the next is waited for.
       await runner.query(`LOCK TABLE ${[group.table, ...group.children.map((c) => c.table)].map((t) => `ONLY "${t}"`).join(', ')} IN ACCESS EXCLUSIVE MODE`);
-      const dropped: string[] = [];
-      for (const child of group.children) {
-        const name = `${child.table}${p.name.slice(group.table.length)}`;
-        if (!childPartitions.get(child.table)?.has(name)) continue;
-        await runner.query(`ALTER TABLE "${child.table}" DETACH PARTITION "${name}"`);
-        await runner.query(`DROP TABLE "${name}"`);
-        dropped.push(name);
+      const dropped: Dropped[] = [];
+      for (const p of idle) {
+        const names: string[] = [];
+        for (const child of group.children) {
+          const name = `${child.table}${p.name.slice(group.table.length)}`;
+          if (!childPartitions.get(child.table)?.has(name)) continue;
+          await runner.query(`ALTER TABLE "${child.table}" DETACH PARTITION "${name}"`);
+          await runner.query(`DROP TABLE "${name}"`);
+          names.push(name);
+        }
+        await runner.query(`ALTER TABLE "${group.table}" DETACH PARTITION "${p.name}"`);
+        await runner.query(`DROP TABLE "${p.name}"`);
+        dropped.push({ partition: p, names: [...names, p.name] });
       }
-      await runner.query(`ALTER TABLE "${group.table}" DETACH PARTITION "${p.name}"`);
-      await runner.query(`DROP TABLE "${p.name}"`);
       await runner.commitTransaction();
-      return [...dropped, p.name];
+      return dropped;
     } catch (error) {
       await runner.rollbackTransaction();
       if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) return 'locked';
-      this.logger.warn(`Partition ${p.name} not dropped (next pass): ${(error as Error).message}`);
-      return null;
+      this.logger.warn(`${group.table}: months not dropped (next pass): ${(error as Error).message}`);
+      return [];
     }
   }
 
@@ -297,6 +336,7 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
    * Deletes, from the partition itself, the finished rows of each organization older than its retention, in
    * batches; in the same statement, their children's rows (from the children's partitions of the same month)
    * and side rows. Deleting from partitions fires none of the parents' statement triggers: nothing is logged.
+   * Stops at the pass's budget (`done` false: rows may be left).
    */
   private async trim(
     runner: QueryRunner,
@@ -305,7 +345,8 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
     childPartitions: Map<string, Set<string>>,
     now: number,
     trimBefore: string,
-  ): Promise<number> {
+    budget: TrimBudget,
+  ): Promise<{ count: number; done: boolean }> {
     const along = [
       ...group.children.map((c, i) => `, c${i} AS (DELETE FROM ONLY "${this.childPartition(group, c.table, p, childPartitions)}" WHERE ${c.key} IN (SELECT id FROM gone))`),
       // The bounds let a side table's index on its time-ordered key (a BRIN one too) find the batch's range.
@@ -317,6 +358,7 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
     ].join('\n');
     let total = 0;
     for (;;) {
+      if (budget.used && performance.now() >= budget.until) return { count: total, done: false };
       const [{ count }] = (await runner.query(
         `WITH gone AS (
            DELETE FROM ONLY "${p.name}" WHERE id IN (
@@ -330,7 +372,9 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
         [trimBefore, now, this.config.executionRetentionMs],
       )) as { count: number }[];
       total += count;
-      if (count < TRIM_BATCH || this.stopped) return total;
+      if (count > 0) budget.used = true;
+      if (count < TRIM_BATCH) return { count: total, done: true };
+      if (this.stopped) return { count: total, done: false };
     }
   }
 }
