@@ -42,6 +42,7 @@ import { ConsoleOAuthClient1771100000000 } from './1771100000000-ConsoleOAuthCli
 import { ExecutionsPartitioned1771200000000 } from './1771200000000-ExecutionsPartitioned.js';
 import { MessagesPartitioned1771200000001 } from './1771200000001-MessagesPartitioned.js';
 import { WebhookDeliveriesPartitioned1771200000002 } from './1771200000002-WebhookDeliveriesPartitioned.js';
+import { WorkflowVersionHistory1771300000000 } from './1771300000000-WorkflowVersionHistory.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -86,4 +87,5 @@ export const MIGRATIONS = [
   ExecutionsPartitioned1771200000000,
   MessagesPartitioned1771200000001,
   WebhookDeliveriesPartitioned1771200000002,
+  WorkflowVersionHistory1771300000000,
 ];

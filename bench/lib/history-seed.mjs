@@ -81,7 +81,11 @@ export async function seedHistory(db, { scale = 1, log = () => {} } = {}) {
      RETURNING id`,
     [organizationId, JSON.stringify(HISTORY_WORKFLOW)],
   );
-  await db.query(`INSERT INTO workflow_versions (workflow_id, version, configuration) SELECT id, 1, configuration FROM workflows WHERE id = $1`, [workflowId]);
+  await db.query(
+    `INSERT INTO workflow_versions (organization_id, workflow_id, version, configuration, name, description, channel)
+     SELECT organization_id, id, 1, configuration, name, description, channel FROM workflows WHERE id = $1`,
+    [workflowId],
+  );
   const { rows: [{ id: triggerId }] } = await db.query(
     `INSERT INTO triggers (organization_id, workflow_id, name, type, channel, configuration)
      VALUES ($1, $2, 'history api', 'api', 'whatsapp', '{"rate_limit":100,"authentication":"bearer"}') RETURNING id`,

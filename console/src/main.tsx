@@ -7,13 +7,14 @@ import { Channels } from './pages/channels';
 import { CustomerDetail, Customers } from './pages/customers';
 import { ExecutionDetail } from './pages/executions';
 import { WebhookDetail, Webhooks } from './pages/webhooks';
-import { WorkflowDetail, WorkflowList } from './pages/workflows';
+import { WorkflowDetail, WorkflowList, WorkflowVersion } from './pages/workflows';
 import { Link } from './ui';
 import './styles.css';
 
 const ROUTES: [RegExp, (m: string[]) => preact.JSX.Element][] = [
   [/^\/console\/(workflows\/?)?$/, () => <WorkflowList />],
   [/^\/console\/workflows\/([^/]+)$/, ([, id]) => <WorkflowDetail id={id as string} />],
+  [/^\/console\/workflows\/([^/]+)\/versions\/([0-9]+)$/, ([, w, v]) => <WorkflowVersion id={w as string} version={v as string} />],
   [/^\/console\/workflows\/([^/]+)\/executions\/([^/]+)$/, ([, w, x]) => <ExecutionDetail workflowId={w as string} id={x as string} />],
   [/^\/console\/customers\/?$/, () => <Customers />],
   [/^\/console\/customers\/([^/]+)$/, ([, id]) => <CustomerDetail id={decodeURIComponent(id as string)} />],

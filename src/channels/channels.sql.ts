@@ -38,6 +38,26 @@ export const DELIVERY_STATES_SQL = `
     FROM message_deliveries d JOIN messages m ON m.id = d.message_id
    WHERE d.message_id = ANY ($1::uuid[])`;
 
+/** Where a send stands: `sending` while a sender holds it, `failed` with the provider's (or our) error code and title. */
+export const DELIVERY_STATUSES = ['queued', 'sending', 'sent', 'delivered', 'read', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/**
+ * The send state of the messages of `messages` (an alias whose `id` is a message's id), as a LEFT JOIN:
+ * `delivery_status`, `delivery_error_code`, `delivery_error_title`, all NULL for a message with no
+ * delivery (inbound, or stored with no channel account to send through). By the partition key of
+ * both tables (message_deliveries is partitioned on message_id with the bounds of messages' id): a
+ * lateral probe per message, so the planner cannot turn it into a hash join over every partition, and
+ * each probe runs in the one partition of the message's month (run-time pruning), by its primary key.
+ * For the few rows of a page, never for a scan.
+ */
+export function deliveryStateJoin(messages: string): { columns: string; join: string } {
+  return {
+    columns: `md.status AS delivery_status, md.error_code AS delivery_error_code, md.error_title AS delivery_error_title`,
+    join: `LEFT JOIN LATERAL (SELECT d.status, d.error_code, d.error_title FROM message_deliveries d WHERE d.message_id = ${messages}.id LIMIT 1) md ON true`,
+  };
+}
+
 /** SQL expressions of one delivery event's fields (each an expression over the statement's rows). */
 export interface DeliveryEventFields {
   messageId: string;

@@ -1,11 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Principal } from '../auth/access.js';
 import { CurrentPrincipal, RequireAccess } from '../auth/decorators/access.decorators.js';
 import { RateLimitClass } from '../rate-limits/rate-limit.decorators.js';
 import { ApiData, ApiDeleted, ApiErrors, ApiPage } from '../common/http/api-docs.js';
 import { deleted, ok } from '../common/http/envelope.js';
-import { paginate } from '../common/pagination/page.query.js';
+import { CursorPageQuery, paginate } from '../common/pagination/page.query.js';
 import { CreateWorkflowDto } from './dto/create-workflow.dto.js';
 import { ListWorkflowsQuery } from './dto/list-workflows.query.js';
 import { UpdateWorkflowDto } from './dto/update-workflow.dto.js';
@@ -14,6 +14,8 @@ import {
   WorkflowDeactivatedResponse,
   WorkflowDetailResponse,
   WorkflowSummaryResponse,
+  WorkflowVersionResponse,
+  WorkflowVersionSummaryResponse,
 } from './dto/workflow.response.js';
 import { WorkflowsService } from './workflows.service.js';
 
@@ -51,7 +53,7 @@ export class WorkflowsController {
   @ApiData(WorkflowSummaryResponse, 201, 'Created')
   @ApiErrors(400, 409, 422)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateWorkflowDto) {
-    return ok(WorkflowSummaryResponse.from(await this.workflows.create(principal.organizationId, body)));
+    return ok(WorkflowSummaryResponse.from(await this.workflows.create(principal.organizationId, body, principal)));
   }
 
   @Put(':workflow_id')
@@ -61,7 +63,35 @@ export class WorkflowsController {
   @ApiData(WorkflowSummaryResponse)
   @ApiErrors(400, 404, 409, 422)
   async update(@CurrentPrincipal() principal: Principal, @Param('workflow_id') id: string, @Body() body: UpdateWorkflowDto) {
-    return ok(WorkflowSummaryResponse.from(await this.workflows.update(principal.organizationId, id, body)));
+    return ok(WorkflowSummaryResponse.from(await this.workflows.update(principal.organizationId, id, body, principal)));
+  }
+
+  @Get(':workflow_id/versions')
+  @RequireAccess('workflows', 'read')
+  @RateLimitClass('workflows', 'read')
+  @ApiOperation({
+    summary: "List a workflow's versions (without configuration), newest first",
+    description:
+      'Version 1 is the configuration the workflow was created with; each update whose configuration differs adds the next one, '
+      + 'with the name, description and channel the workflow had then and the credential that wrote it. A change of name, '
+      + 'description or channel alone adds none. `after` (a `pagination.next_cursor`) continues below that version.',
+  })
+  @ApiPage(WorkflowVersionSummaryResponse)
+  @ApiErrors(400, 404)
+  async versions(@CurrentPrincipal() principal: Principal, @Param('workflow_id') id: string, @Query() query: CursorPageQuery) {
+    const [items, total, nextCursor] = await this.workflows.listVersions(principal.organizationId, id, query);
+    return paginate(items.map(WorkflowVersionSummaryResponse.from), total, query, nextCursor);
+  }
+
+  @Get(':workflow_id/versions/:version')
+  @RequireAccess('workflows', 'read')
+  @RateLimitClass('workflows', 'read')
+  @ApiParam({ name: 'version', schema: { type: 'integer', minimum: 1, maximum: 2147483647 }, description: 'A version number (400 INVALID_REQUEST on `version` otherwise)' })
+  @ApiOperation({ summary: 'Get one version of a workflow with its configuration (404 WORKFLOW_VERSION_NOT_FOUND when it has no such version)' })
+  @ApiData(WorkflowVersionResponse)
+  @ApiErrors(400, 404)
+  async version(@CurrentPrincipal() principal: Principal, @Param('workflow_id') id: string, @Param('version') version: string) {
+    return ok(WorkflowVersionResponse.from(await this.workflows.getVersionOwned(principal.organizationId, id, version)));
   }
 
   @Delete(':workflow_id')

@@ -6,6 +6,13 @@ export class WorkflowNotFoundError extends DomainError {
   }
 }
 
+/** The workflow is the caller's, but it never had this version. */
+export class WorkflowVersionNotFoundError extends DomainError {
+  constructor() {
+    super('WORKFLOW_VERSION_NOT_FOUND', 404, 'The workflow has no such version');
+  }
+}
+
 export class WorkflowAlreadyExistsError extends DomainError {
   constructor() {
     super('WORKFLOW_ALREADY_EXISTS', 409, 'A workflow with this name exists', { field: 'name' });

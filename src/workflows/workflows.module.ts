@@ -5,11 +5,12 @@ import { Workflow } from './entities/workflow.entity.js';
 import { WorkflowsController } from './workflows.controller.js';
 import { WorkflowsRepository } from './workflows.repository.js';
 import { WorkflowsService } from './workflows.service.js';
+import { WorkflowVersionsRepository } from './workflow-versions.repository.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([Workflow, WorkflowVersion])],
   controllers: [WorkflowsController],
-  providers: [WorkflowsService, WorkflowsRepository],
+  providers: [WorkflowsService, WorkflowsRepository, WorkflowVersionsRepository],
   exports: [WorkflowsService],
 })
 export class WorkflowsModule {}

@@ -14,6 +14,9 @@ import { consoleDistDir } from '../../src/console/console.middleware.js';
 import { insertWorkflowExecution } from '../factories/executions.js';
 import { createTrigger } from '../factories/triggers.js';
 import { startFakeAiProvider, type FakeAiProvider } from '../utils/fake-ai-provider.js';
+import { startFakeMeta, type FakeMeta } from '../utils/fake-meta.js';
+import { whatsappMessagesPayload, whatsappStatusesPayload } from '../utils/meta-payloads.js';
+import { metaSignature } from '../utils/meta-signing.js';
 import { HttpsReceiver, selfSignedCertificate } from '../utils/https-receiver.js';
 import { createOrganization, startTestApp, type TestApp, type TestOrganization } from '../utils/test-app.js';
 import { waitFor } from '../utils/wait-for.js';
@@ -52,6 +55,7 @@ describe('console', () => {
   let org: TestOrganization;
   let db: DataSource;
   let ai: FakeAiProvider;
+  let meta: FakeMeta;
   let tls: ReturnType<typeof selfSignedCertificate>;
   let receiver: HttpsReceiver;
   let browser: Browser;
@@ -65,6 +69,7 @@ describe('console', () => {
     if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM}: install Debian's chromium package (apt-get install -y chromium), as .ci/run does`);
     mkdirSync(SHOTS, { recursive: true });
     ai = await startFakeAiProvider({ content: 'Refunds take 14 days.' });
+    meta = await startFakeMeta();
     tls = selfSignedCertificate();
     receiver = new HttpsReceiver(tls);
     await receiver.start();
@@ -82,6 +87,7 @@ describe('console', () => {
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
       WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8,::1/128',
       WEBHOOK_CA_FILE: tls.certFile,
+      WHATSAPP_API_URL: meta.url,
     });
     await t.app.listen(port, '127.0.0.1');
     db = t.app.get(DataSource);
@@ -94,6 +100,7 @@ describe('console', () => {
     await browser?.close();
     await t?.close();
     await ai?.close();
+    await meta?.close();
     await receiver?.stop();
     tls?.cleanup();
   });
@@ -447,6 +454,38 @@ describe('console', () => {
       await expect(page.getByRole('button', { name: 'Cancel' }).count()).resolves.toBe(0);
     });
 
+    it("lists a workflow's versions after an update and draws the old version's graph", async () => {
+      const created = await t.http.post('/v1/workflows').set(org.auth('read_write')).send({
+        name: `Versioned ${Date.now()}`,
+        channel: 'whatsapp',
+        configuration: { nodes: [{ id: 'hello', type: 'message', content: 'Hi', next: 'bye' }, { id: 'bye', type: 'message', content: 'Bye' }] },
+      });
+      const id = created.body.data.id as string;
+      const updated = await t.http
+        .put(`/v1/workflows/${id}`)
+        .set(org.auth('read_write'))
+        .send({ configuration: { nodes: [{ id: 'welcome', type: 'message', content: 'Welcome', next: 'ask' }, { id: 'ask', type: 'form', fields: [{ name: 'city', type: 'text' }], next: 'thanks' }, { id: 'thanks', type: 'message', content: 'Thanks' }] } });
+      expect(updated.body.data.version).toBe(2);
+      const api = (await t.http.get(`/v1/workflows/${id}/versions`).set(org.auth())).body.data as { version: number; created_at: string }[];
+      await page.goto(`${base}/console/workflows/${id}`);
+      await page.locator('table.versions tr[data-version="1"]').waitFor();
+      const rows = await page.locator('table.versions tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-version'), tr.querySelector('td')?.textContent]));
+      expect(rows).toEqual([['2', 'Version 2 (current)'], ['1', 'Version 1']]);
+      expect(api.map((v) => v.version)).toEqual([2, 1]);
+      // The current graph is version 2's.
+      const drawn = () => page.locator('.graph g.node').evaluateAll((gs) => gs.map((g) => g.getAttribute('data-node')));
+      await expect(drawn()).resolves.toEqual(['welcome', 'ask', 'thanks']);
+      await check('workflow-versions');
+      await page.getByRole('link', { name: 'Version 1', exact: true }).click();
+      await page.getByRole('heading', { name: /^Version 1 of Versioned/ }).waitFor();
+      await page.locator('.graph svg').waitFor();
+      await expect(drawn()).resolves.toEqual(['hello', 'bye']);
+      const edges = await page.locator('.graph line.edge').evaluateAll((ls) => ls.map((l) => `${l.getAttribute('data-from')}->${l.getAttribute('data-to')}`));
+      expect(edges).toEqual(['hello->bye']);
+      await expect(page.locator('.facts').innerText()).resolves.toContain('API key');
+      await check('workflow-version');
+    });
+
     it("reads a customer's conversation in order, messages in and out", async () => {
       await page.goto(`${base}/console/customers/${encodeURIComponent(customerId)}`);
       await page.getByRole('heading', { name: /^Conversation with/ }).waitFor();
@@ -472,6 +511,64 @@ describe('console', () => {
       await page.goto(`${base}/console/customers`);
       await page.getByRole('link', { name: customerId }).waitFor();
       await check('customers');
+    });
+
+    it("shows each outbound message's delivery status as the provider reported it, a failure with its error", async () => {
+      // A WhatsApp number (the fake Graph API), a workflow answering through it, the customer's message, and the provider's statuses.
+      const appSecret = 'c0501e00c0501e00c0501e00c0501e00';
+      const phone = String(300000 + (Date.now() % 100000));
+      const account = await t.http.post('/v1/channel-accounts').set(org.auth('read_write')).send({
+        name: 'Deliveries line',
+        channel: 'whatsapp',
+        provider: 'whatsapp_cloud',
+        credentials: { phone_number_id: phone, access_token: 'EAAG-console-deliveries', app_secret: appSecret },
+      });
+      expect(account.status).toBe(201);
+      const accountId = account.body.data.id as string;
+      const flow = await t.http.post('/v1/workflows').set(org.auth('read_write')).send({
+        name: `Deliveries ${Date.now()}`,
+        channel: 'whatsapp',
+        configuration: { nodes: [{ id: 'one', type: 'message', content: 'Your order shipped.', next: 'two' }, { id: 'two', type: 'message', content: 'Track it here.' }] },
+      });
+      await t.http.post(`/v1/workflows/${flow.body.data.id}/activate`).set(org.auth('read_write')).expect(200);
+      await createTrigger(t, org, flow.body.data.id, 'message', { keywords: [`shipped${process.pid}`] });
+      const customer = `1555${String(Date.now() % 1_000_000).padStart(6, '0')}`;
+      const hook = (payload: unknown) => {
+        const raw = JSON.stringify(payload);
+        return t.http.post(`/v1/channel-accounts/${accountId}/webhook`).set('Content-Type', 'application/json').set('X-Hub-Signature-256', metaSignature(appSecret, raw)).send(raw);
+      };
+      expect((await hook(whatsappMessagesPayload(phone, [{ from: customer, id: `wamid.console-${Date.now()}`, text: `shipped${process.pid}?` }]))).status).toBe(200);
+      await waitFor('two sends', async () => meta.received.filter((m) => m.to === customer).length === 2);
+      const [first, second] = meta.received.filter((m) => m.to === customer).map((m) => m.providerMessageId);
+      await waitFor('the sends recorded', async () => {
+        const listed = (await t.http.get(`/v1/customers/${customer}/messages`).set(org.auth())).body.data as { delivery_status: string | null }[];
+        return listed.filter((m) => m.delivery_status === 'sent').length === 2;
+      });
+      const statuses = whatsappStatusesPayload(phone, [
+        { id: first as string, status: 'delivered', recipient: customer },
+        { id: second as string, status: 'failed', recipient: customer, error: { code: 131026, title: 'Message undeliverable' } },
+      ]);
+      expect((await hook(statuses)).status).toBe(200);
+      const api = await waitFor('the statuses applied', async () => {
+        const listed = (await t.http.get(`/v1/customers/${customer}/messages`).set(org.auth())).body.data as { content: string; delivery_status: string | null }[];
+        return listed.some((m) => m.delivery_status === 'failed') && listed.some((m) => m.delivery_status === 'delivered') ? listed : undefined;
+      });
+      expect(api.map((m) => [m.content, m.delivery_status])).toEqual([['Track it here.', 'failed'], ['Your order shipped.', 'delivered'], [`shipped${process.pid}?`, null]]);
+
+      await page.goto(`${base}/console/customers/${encodeURIComponent(customer)}`);
+      await page.locator('.messages li [data-delivery=failed]').waitFor();
+      const shown = await page.locator('.messages li').evaluateAll((lis) =>
+        lis.map((li) => [li.getAttribute('data-direction'), li.querySelector('div')?.textContent, li.querySelector('[data-delivery]')?.textContent ?? null]),
+      );
+      expect(shown).toEqual([
+        ['inbound', `shipped${process.pid}?`, null],
+        ['outbound', 'Your order shipped.', '✓✓ Delivered'],
+        ['outbound', 'Track it here.', '✗ Failed: 131026 Message undeliverable'],
+      ]);
+      // The tick is decoration: what a screen reader reads is the words.
+      await expect(page.locator('[data-delivery=delivered]').getByText('Delivered').count()).resolves.toBe(1);
+      await expect(page.locator('[data-delivery=delivered] [aria-hidden=true]').innerText()).resolves.toBe('✓✓');
+      await check('conversation-deliveries');
     });
 
     it('shows a webhook delivery with its status and response code, and resends it', async () => {

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AnswerDays1769100000000 } from '../../migrations/1769100000000-AnswerDays.js';
 import { MIGRATIONS } from '../../migrations/index.js';
+import { WorkflowVersionHistory1771300000000 } from '../../migrations/1771300000000-WorkflowVersionHistory.js';
 import { dataSourceOptions } from '../../src/database/data-source.options.js';
 import { expectJourneyRollupsMatchRows } from '../utils/journey-rollups.js';
 import { expectPerformanceRollupsMatchRows } from '../utils/performance-rollups.js';
@@ -290,5 +291,48 @@ describe('migrations', () => {
     await answer(`e.status = 'failed'`);
     await db.query(`DELETE FROM execution_answers WHERE execution_id IN (SELECT execution_id FROM execution_answers WHERE organization_id = $1 ORDER BY started_at LIMIT 5)`, [a.id]);
     expect(await days()).toEqual(await rows());
+  });
+
+  it('backfills the version history (WorkflowVersionHistory): the organization of every version, the definition of each current one, a row for a workflow without', async () => {
+    const [b] = await db.query(`SELECT id FROM organizations WHERE name = 'b'`);
+    const migration = new WorkflowVersionHistory1771300000000();
+    const runner = db.createQueryRunner();
+    let edited: string;
+    let bare: string;
+    try {
+      await migration.down(runner);
+      // As the service wrote them before: a workflow edited twice (versions 1 to 3), and one whose versions were never written.
+      [{ id: edited }] = await db.query(
+        `INSERT INTO workflows (organization_id, name, description, channel, configuration, version) VALUES ($1, 'edited', 'now', 'instagram', '{"nodes":[{"id":"c"}]}', 3) RETURNING id`,
+        [b.id],
+      );
+      await db.query(
+        `INSERT INTO workflow_versions (workflow_id, version, configuration) SELECT $1, v, jsonb_build_object('nodes', jsonb_build_array(jsonb_build_object('id', chr(96 + v)))) FROM generate_series(1, 3) v`,
+        [edited],
+      );
+      [{ id: bare }] = await db.query(`INSERT INTO workflows (organization_id, name, configuration, version) VALUES ($1, 'bare', '{"nodes":[]}', 4) RETURNING id`, [b.id]);
+      await runner.startTransaction();
+      await migration.up(runner);
+      await runner.commitTransaction();
+    } finally {
+      await runner.release();
+    }
+    const history = await db.query(
+      `SELECT workflow_id, version, organization_id, name, description, channel, configuration->'nodes'->0->>'id' AS node, created_by_type
+         FROM workflow_versions WHERE workflow_id = ANY ($1::uuid[]) ORDER BY name, version`,
+      [[edited, bare]],
+    );
+    expect(history).toEqual([
+      { workflow_id: bare, version: 4, organization_id: b.id, name: 'bare', description: null, channel: null, node: null, created_by_type: null },
+      { workflow_id: edited, version: 3, organization_id: b.id, name: 'edited', description: 'now', channel: 'instagram', node: 'c', created_by_type: null },
+      // Older versions: their definition was not recorded.
+      { workflow_id: edited, version: 1, organization_id: b.id, name: null, description: null, channel: null, node: 'a', created_by_type: null },
+      { workflow_id: edited, version: 2, organization_id: b.id, name: null, description: null, channel: null, node: 'b', created_by_type: null },
+    ]);
+    // Every workflow has its current version, and every version an organization (the column is NOT NULL).
+    expect(await db.query(`SELECT w.name FROM workflows w WHERE NOT EXISTS (SELECT 1 FROM workflow_versions v WHERE v.workflow_id = w.id AND v.version = w.version)`)).toEqual([]);
+    expect(await db.query(`SELECT v.id FROM workflow_versions v JOIN workflows w ON w.id = v.workflow_id WHERE v.organization_id <> w.organization_id`)).toEqual([]);
+    const [{ nullable }] = await db.query(`SELECT is_nullable AS nullable FROM information_schema.columns WHERE table_name = 'workflow_versions' AND column_name = 'organization_id'`);
+    expect(nullable).toBe('NO');
   });
 });

@@ -40,6 +40,28 @@ export function Customers() {
   );
 }
 
+/** Each status's tick (decoration, hidden from screen readers) and its words. */
+const DELIVERY: Record<string, [string, string]> = {
+  queued: ['◷', 'Queued'],
+  sending: ['◷', 'Sending'],
+  sent: ['✓', 'Sent'],
+  delivered: ['✓✓', 'Delivered'],
+  read: ['✓✓', 'Read'],
+  failed: ['✗', 'Failed'],
+};
+
+/** Where an outbound message's send stands, in words beside its tick; a failure with the provider's error. */
+function Delivery({ status, error }: { status: string; error: { code: string | null; title: string | null } | null }) {
+  const [tick, words] = DELIVERY[status] ?? ['', status];
+  const reason = status === 'failed' && error ? [error.code, error.title].filter(Boolean).join(' ') : '';
+  return (
+    <p class={`delivery delivery-${status}`} data-delivery={status}>
+      <span aria-hidden="true">{tick}</span> {words}
+      {reason && `: ${reason}`}
+    </p>
+  );
+}
+
 export function CustomerDetail({ id }: { id: string }) {
   const customer = useLoad(() => api.get('/v1/customers/{customer_id}', { path: { customer_id: id } }), [id]);
   // The latest 100 messages (the API lists newest first), shown oldest first.
@@ -83,6 +105,7 @@ export function CustomerDetail({ id }: { id: string }) {
                   {m.author} · {fmtDate(m.created_at)} <StatusBadge status={m.direction} />
                 </span>
                 <div>{m.content}</div>
+                {m.delivery_status && <Delivery status={m.delivery_status} error={m.delivery_error} />}
               </li>
             ))}
           </ol>

@@ -178,7 +178,7 @@ export function WorkflowDetail({ id }: { id: string }) {
           <dl class="facts">
             <dt>Version</dt>
             <dd>
-              {w.version} (each change makes a new version; executions show the version they ran)
+              {w.version} (each new configuration makes a new version; executions show the version they ran)
             </dd>
             <dt>Activated</dt>
             <dd>{fmtDate(w.activated_at)}</dd>
@@ -189,10 +189,93 @@ export function WorkflowDetail({ id }: { id: string }) {
           </dl>
           <h2>Graph</h2>
           <Graph nodes={w.configuration.nodes as GraphNode[]} />
+          <h2>Versions</h2>
+          <Versions workflowId={id} current={w.version} />
           <h2>Executions</h2>
           <Executions workflowId={id} />
         </section>
       )}
     </Show>
+  );
+}
+
+/** Who wrote a version: the kind of credential and the start of its id (the user's for a sign-in). */
+function author(by: { credential_type: string; credential_id: string; user_id: string | null } | null): string {
+  if (!by) return '—';
+  const kind = by.credential_type === 'api_key' ? 'API key' : by.credential_type === 'oauth' ? 'signed-in user' : 'JWT client';
+  return `${kind} ${(by.user_id ?? by.credential_id).slice(0, 8)}`;
+}
+
+/** A workflow's versions, newest first, cursor pages of 20; each opens on a page of its own. */
+export function Versions({ workflowId, current }: { workflowId: string; current: number }) {
+  const { after, Pager } = usePager([workflowId, current]);
+  const loaded = useLoad(() => api.get('/v1/workflows/{workflow_id}/versions', { path: { workflow_id: workflowId }, query: { limit: 20, after } }), [workflowId, current, after]);
+  return (
+    <Show loaded={loaded}>
+      {(page) => (
+        <>
+          <table class="versions">
+            <thead>
+              <tr>
+                <th scope="col">Version</th>
+                <th scope="col">Written</th>
+                <th scope="col">Name then</th>
+                <th scope="col">By</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.data.map((v) => (
+                <tr key={v.version} data-version={v.version}>
+                  <td>
+                    <Link href={`/console/workflows/${workflowId}/versions/${v.version}`}>Version {v.version}</Link>
+                    {v.version === current && <span class="muted"> (current)</span>}
+                  </td>
+                  <td>{fmtDate(v.created_at)}</td>
+                  <td>{v.name ?? '—'}</td>
+                  <td>{author(v.created_by)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager next={page.pagination.next_cursor} />
+        </>
+      )}
+    </Show>
+  );
+}
+
+/** One version of a workflow: when and by whom it was written, and its node graph. */
+export function WorkflowVersion({ id, version }: { id: string; version: string }) {
+  const loaded = useLoad(() => api.get('/v1/workflows/{workflow_id}/versions/{version}', { path: { workflow_id: id, version: Number(version) } }), [id, version]);
+  return (
+    <section>
+      <p>
+        <Link href={`/console/workflows/${id}`}>← Workflow</Link>
+      </p>
+      <Show loaded={loaded}>
+        {({ data: v }) => (
+          <>
+            <h1>
+              Version {v.version}
+              {v.name ? ` of ${v.name}` : ''}
+            </h1>
+            <dl class="facts">
+              <dt>Written</dt>
+              <dd>{fmtDate(v.created_at)}</dd>
+              <dt>By</dt>
+              <dd>{author(v.created_by)}</dd>
+              <dt>Channel</dt>
+              <dd>{v.channel ?? '—'}</dd>
+              <dt>Description</dt>
+              <dd>{v.description ?? '—'}</dd>
+              <dt>Trigger</dt>
+              <dd>{v.configuration.trigger ? `${v.configuration.trigger.type}${v.configuration.trigger.keywords ? `: ${v.configuration.trigger.keywords.join(', ')}` : ''}` : '—'}</dd>
+            </dl>
+            <h2>Graph</h2>
+            <Graph nodes={v.configuration.nodes as GraphNode[]} />
+          </>
+        )}
+      </Show>
+    </section>
   );
 }

@@ -1,7 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { Customer } from '../entities/customer.entity.js';
-import { authorOf, type Message, type MessageAuthor, type MessageDirection } from '../entities/message.entity.js';
-import type { CustomerDetail } from '../customers.service.js';
+import { authorOf, type MessageAuthor, type MessageDirection } from '../entities/message.entity.js';
+import type { CustomerDetail, MessageRow } from '../customers.service.js';
+import { DELIVERY_STATUSES, type DeliveryStatus } from '../../channels/channels.sql.js';
 import type { AgentMessage } from '../handoff.service.js';
 import { isoTime } from '../../common/iso-time.js';
 
@@ -69,6 +70,11 @@ export class AgentMessageResponse {
   }
 }
 
+export class DeliveryErrorResponse {
+  @ApiProperty({ type: String, nullable: true, example: '131047' }) code: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'Re-engagement message' }) title: string | null;
+}
+
 export class MessageResponse {
   @ApiProperty() id: string;
   @ApiProperty({ enum: ['inbound', 'outbound'] }) direction: MessageDirection;
@@ -82,9 +88,20 @@ export class MessageResponse {
   author: MessageAuthor;
   @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The channel account it came in or went out through' })
   channel_account_id: string | null;
+  @ApiProperty({
+    enum: DELIVERY_STATUSES,
+    type: String,
+    nullable: true,
+    description:
+      'Outbound messages sent through a channel account: where the send stands (queued, sending, sent, delivered, read, failed). '
+      + 'Null for inbound messages and for outbound ones with no provider to send through (POST /v1/messages without a channel account)',
+  })
+  delivery_status: DeliveryStatus | null;
+  @ApiProperty({ type: DeliveryErrorResponse, nullable: true, description: 'A failed send: the provider\'s error code and title (or ours, e.g. CHANNEL_ACCOUNT_DELETED); null otherwise' })
+  delivery_error: DeliveryErrorResponse | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
 
-  static from(m: Message): MessageResponse {
+  static from(m: MessageRow): MessageResponse {
     return {
       id: m.id,
       direction: m.direction,
@@ -95,6 +112,8 @@ export class MessageResponse {
       node_id: m.nodeId,
       author: authorOf(m),
       channel_account_id: m.channelAccountId,
+      delivery_status: m.delivery_status,
+      delivery_error: m.delivery_status === 'failed' ? { code: m.delivery_error_code, title: m.delivery_error_title } : null,
       created_at: isoTime(m.createdAt),
     };
   }

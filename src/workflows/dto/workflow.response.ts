@@ -4,6 +4,8 @@ import { WORKFLOW_STATUSES, type Workflow, type WorkflowStatus, type WorkflowSum
 import type { WorkflowConfiguration } from '../workflow-graph.validator.js';
 import { WorkflowConfigurationResponse } from './workflow-configuration.doc.js';
 import { isoTime, isoTimeOrNull } from '../../common/iso-time.js';
+import type { CredentialType } from '../../auth/access.js';
+import type { WorkflowVersionRow, WorkflowVersionSummaryRow } from '../workflow-versions.repository.js';
 
 export class WorkflowSummaryResponse {
   @ApiProperty() id: string;
@@ -69,5 +71,48 @@ export class WorkflowDeactivatedResponse {
 
   static from(w: Workflow): WorkflowDeactivatedResponse {
     return { id: w.id, status: w.status, deactivated_at: isoTime(w.deactivatedAt as Date) };
+  }
+}
+
+/** The credential that wrote a version. */
+export class VersionAuthorResponse {
+  @ApiProperty({ enum: ['api_key', 'oauth', 'jwt'] }) credential_type: CredentialType;
+  @ApiProperty({ format: 'uuid', description: 'The API key, OAuth client or JWT client' }) credential_id: string;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'OAuth tokens: the user who authorized the client' }) user_id: string | null;
+}
+
+/** A version as the history lists it: without its configuration. */
+export class WorkflowVersionSummaryResponse {
+  @ApiProperty({ description: 'The version number: 1 on create, one more for each new configuration' }) version: number;
+  @ApiProperty({ type: String, nullable: true, description: "The workflow's name when this version was written (null: written before versions recorded it)" })
+  name: string | null;
+  @ApiProperty({ type: String, nullable: true }) description: string | null;
+  @ApiProperty({ enum: CHANNELS, nullable: true, type: String }) channel: string | null;
+  @ApiProperty({ type: VersionAuthorResponse, nullable: true, description: 'Who wrote it (null: written before versions recorded it)' })
+  created_by: VersionAuthorResponse | null;
+  @ApiProperty({ format: 'date-time', type: String }) created_at: string;
+
+  static from(v: WorkflowVersionSummaryRow): WorkflowVersionSummaryResponse {
+    return {
+      version: v.version,
+      name: v.name,
+      description: v.description,
+      channel: v.channel,
+      created_by: v.createdByType && v.createdById ? { credential_type: v.createdByType, credential_id: v.createdById, user_id: v.createdByUserId } : null,
+      created_at: isoTime(v.createdAt),
+    };
+  }
+}
+
+/** One version with the configuration it pins. */
+export class WorkflowVersionResponse extends WorkflowVersionSummaryResponse {
+  @ApiProperty({ format: 'uuid' }) workflow_id: string;
+  @ApiProperty({ type: WorkflowConfigurationResponse }) configuration: WorkflowConfiguration;
+
+  static override from(v: WorkflowVersionRow): WorkflowVersionResponse {
+    const detail = WorkflowVersionSummaryResponse.from(v) as WorkflowVersionResponse;
+    detail.workflow_id = v.workflowId;
+    detail.configuration = v.configuration;
+    return detail;
   }
 }
