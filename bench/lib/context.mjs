@@ -51,10 +51,11 @@ export class BenchContext {
    * Starts `node dist/src/main.js` and waits for /health/ready. Rate limits are off: the spec's
    * 1000 requests/hour per credential would turn any load test into a 429 test.
    */
-  async startApp({ role = 'api', env = {} } = {}) {
+  async startApp({ role = 'api', env = {}, port: fixedPort } = {}) {
     const { main, root, label } = this.build;
     if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` (npm run bench does it first)`);
-    const port = await freePort();
+    // A port chosen beforehand when the app must know its own address (PUBLIC_BASE_URL).
+    const port = fixedPort ?? (await freePort());
     // BENCH_TRACING=1: traces on, exported to the sink (the SDK's default batching but for the endpoint).
     const tracing = this.config.tracing ? { OTEL_EXPORTER_OTLP_ENDPOINT: (await traceSink()).url } : {};
     const child = new ChildProcess(`app (${role}, ${label})`, main, {

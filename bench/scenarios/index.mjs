@@ -5,6 +5,7 @@
 // requests/s >= target_ratio x the baseline's requests/s and no request failed or answered non-2xx.
 // A row may instead carry absolute targets (min_per_s, max_p99_ms; see lib/report.mjs).
 import channels from './channels.mjs';
+import consolePages from './console.mjs';
 import deliveries from './deliveries.mjs';
 import executions from './executions.mjs';
 import executionsWebhooks from './executions-webhooks.mjs';
@@ -19,6 +20,7 @@ export const SCENARIOS = [workflowsRead, executions, channels, executionsWebhook
 /**
  * Scenarios run only when named in BENCH_SCENARIOS: `analytics` seeds the same year as `history`
  * and measures only the analytics rows, which a full run already measures within `history`;
- * `retention` seeds that year too and prunes it to 30 days (EXECUTION_RETENTION).
+ * `retention` seeds that year too and prunes it to 30 days (EXECUTION_RETENTION); `console` seeds it and loads
+ * the console's pages in Chromium.
  */
-export const NAMED_ONLY = [analytics, retention];
+export const NAMED_ONLY = [analytics, retention, consolePages];

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { WorkflowExecution } from './entities/workflow-execution.entity.js';
 import { Batcher } from '../common/batcher.js';
+import { isUuid } from '../common/ids/uuid.js';
 import { SqlStatement } from '../database/sql-statement.js';
 import type { RunWrites } from './run-writes.js';
 import { insertOutboxEventsTraced } from '../events/outbox.sql.js';
@@ -22,6 +23,11 @@ export interface LoadedExecution {
   replies: { id: string; content: string }[];
 }
 
+/**
+ * The executions runs start from, with their unconsumed replies: the loads of concurrent runs share
+ * one statement (see Batcher), found by primary key in their months' partitions (pruned at the
+ * statement's start from the array).
+ */
 const LOAD = new SqlStatement<ExecutionRow>(
   `
   SELECT e.id, e.organization_id, e.workflow_id, e.workflow_version, e.trigger_id, e.trigger_execution_id, e.customer_id,
@@ -32,8 +38,8 @@ const LOAD = new SqlStatement<ExecutionRow>(
              FROM messages m WHERE m.execution_id = e.id AND m.direction = 'inbound' AND m.consumed_at IS NULL
          ) ELSE '[]'::json END AS replies
     FROM workflow_executions e
-   WHERE e.id = $1`,
-  { prepareAs: 'runs.load' },
+   WHERE e.id = ANY ($1::uuid[])`,
+  { prepareAs: 'runs.load-many' },
 );
 
 /**
@@ -156,10 +162,21 @@ export class RunsRepository {
     { keys: ({ execution }) => [execution.id, execution.customerId] },
   );
 
+  // Reads: two statements may be in flight (no row is locked), and an item failing cannot fail the others.
+  private readonly loads = new Batcher<string, ExecutionRow | null>((ids) => this.loadMany(ids), { maxInFlight: 2, retrySingly: () => false });
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
+  private async loadMany(ids: string[]): Promise<(ExecutionRow | null)[]> {
+    const rows = await LOAD.run(this.dataSource, [ids]);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((id) => byId.get(id) ?? null);
+  }
+
   async load(executionId: string): Promise<LoadedExecution | null> {
-    const [row] = await LOAD.run(this.dataSource, [executionId]);
+    // Not an id (a malformed job): nothing to run, and it must not fail the statement it would share.
+    if (!isUuid(executionId)) return null;
+    const row = await this.loads.submit(executionId);
     if (!row) return null;
     const execution = Object.assign(new WorkflowExecution(), {
       id: row.id,

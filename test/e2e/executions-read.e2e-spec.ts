@@ -19,7 +19,7 @@ const EXECUTION_KEYS = [
 ];
 const TRIGGER_EXECUTION_KEYS = ['completed_at', 'duration_ms', 'id', 'input', 'output', 'status', 'trigger_id', 'triggered_at', 'workflow_id'];
 const CUSTOMER_KEYS = ['attributes', 'channel', 'created_at', 'customer_id', 'first_seen_at', 'language', 'last_seen_at', 'updated_at'];
-const MESSAGE_KEYS = ['author', 'channel', 'channel_account_id', 'content', 'created_at', 'direction', 'execution_id', 'id', 'language', 'node_id'];
+const MESSAGE_KEYS = ['author', 'channel', 'channel_account_id', 'content', 'created_at', 'delivery_error', 'delivery_status', 'direction', 'execution_id', 'id', 'language', 'node_id'];
 
 const iso = (value: string) => new Date(value).toISOString();
 const ids = (res: { body: { data: { id: string }[] } }) => res.body.data.map((item) => item.id);
@@ -681,6 +681,8 @@ describe('execution read side', () => {
       expect(res.body.data[6]).toEqual({
         id: messagesOfA[0], direction: 'outbound', channel: 'whatsapp', content: 'Hello! How can we help?', language: 'en',
         execution_id: e.e1, node_id: 'welcome', author: 'bot', channel_account_id: null, created_at: '2025-03-03T09:15:01.000Z',
+        // Stored with no channel account to send through: no delivery.
+        delivery_status: null, delivery_error: null,
       });
       expect(res.body.data[2]).toMatchObject({ direction: 'inbound', execution_id: null, node_id: null, content: 'unrelated hello', author: 'customer' });
 
