@@ -18,6 +18,14 @@
 // have kept them. `scale` multiplies every count (BENCH_HISTORY_SCALE).
 import { round } from './load.mjs';
 
+/** BENCH_HISTORY_SCALE (default 1): what the seeded counts are multiplied by, e.g. 0.02 for a quick trial. */
+export function historyScaleFromEnv() {
+  const raw = process.env.BENCH_HISTORY_SCALE ?? '1';
+  const scale = Number(raw);
+  if (!(scale > 0 && scale <= 10)) throw new Error(`BENCH_HISTORY_SCALE must be a number in (0, 10] (got ${JSON.stringify(raw)})`);
+  return scale;
+}
+
 const FULL = { workflows: 100_000, executions: 1_000_000, customers: 50_000 };
 const BATCH = 100_000;
 const WORDS = ['order', 'refund', 'booking', 'support', 'lead', 'survey', 'delivery', 'invoice', 'appointment', 'feedback'];

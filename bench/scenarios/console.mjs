@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { chromium } from 'playwright-core';
 import { ROOT } from '../lib/context.mjs';
-import { seedHistory } from '../lib/history-seed.mjs';
+import { historyScaleFromEnv, seedHistory } from '../lib/history-seed.mjs';
 import { round } from '../lib/load.mjs';
 import { freePort } from '../lib/processes.mjs';
 
@@ -20,11 +20,6 @@ const CHROMIUM = '/usr/bin/chromium';
 const PAGE_MAX_MS = 1000;
 const DAY = 86_400_000;
 
-function scaleFromEnv() {
-  const scale = Number(process.env.BENCH_HISTORY_SCALE ?? '1');
-  if (!(scale > 0 && scale <= 10)) throw new Error('BENCH_HISTORY_SCALE must be a number in (0, 10]');
-  return scale;
-}
 
 /** `npm run cli -- user:create` of the build under test, against the bench's database. */
 async function createUser(ctx, organizationId, email, password) {
@@ -52,7 +47,7 @@ export default {
     if (!existsSync(join(ROOT, 'dist', 'console', 'index.html')) && !existsSync(join(ctx.build.root, 'dist', 'console', 'index.html'))) {
       throw new Error('The console is not built: run npm run build');
     }
-    const scale = scaleFromEnv();
+    const scale = historyScaleFromEnv();
     const loads = Number(process.env.BENCH_CONSOLE_LOADS ?? '5');
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;

@@ -14,7 +14,7 @@ import pg from 'pg';
 import { BenchContext } from '../lib/context.mjs';
 import { measureExport } from '../lib/export-timing.mjs';
 import { measureExecutionsPerSecond } from '../lib/executions-load.mjs';
-import { seedHistory } from '../lib/history-seed.mjs';
+import { historyScaleFromEnv, seedHistory } from '../lib/history-seed.mjs';
 import { round } from '../lib/load.mjs';
 
 const LIST_P95_MS = 50;
@@ -29,12 +29,6 @@ const PERFORMANCE_365_P95_MS = 400;
 const ENGAGEMENT_JOURNEY_P95_MS = 400;
 const REALTIME_P95_MS = 30;
 
-function scaleFromEnv() {
-  const raw = process.env.BENCH_HISTORY_SCALE ?? '1';
-  const scale = Number(raw);
-  if (!(scale > 0 && scale <= 10)) throw new Error(`BENCH_HISTORY_SCALE must be a number in (0, 10] (got ${JSON.stringify(raw)})`);
-  return scale;
-}
 
 async function executionsOnEmptyDatabase(ctx) {
   const empty = await BenchContext.create(ctx.config, ctx.shared, `${ctx.scenarioName}-empty`);
@@ -66,7 +60,7 @@ function historyScenario({ analyticsOnly }) {
     : 'lists, metrics, search and analytics at 100k workflows and 1M executions (365 days); executions/s on that history vs an empty database; a 1M-row export',
 
   async run(ctx) {
-    const scale = scaleFromEnv();
+    const scale = historyScaleFromEnv();
     // First, while nothing else runs: the empty database's executions/s.
     const emptyExecutions = analyticsOnly ? null : await executionsOnEmptyDatabase(ctx);
     if (emptyExecutions) console.log(`  empty database: ${emptyExecutions.requests_per_s} executions/s, ${emptyExecutions.wal_bytes_per_execution} WAL bytes per execution`);

@@ -13,18 +13,13 @@
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { measureExecutionsPerSecond } from '../lib/executions-load.mjs';
-import { seedHistory } from '../lib/history-seed.mjs';
+import { historyScaleFromEnv, seedHistory } from '../lib/history-seed.mjs';
 import { round } from '../lib/load.mjs';
 
 const DAY = 86_400_000;
 const PRUNE_MAX_S = 2;
 const P95_GROWTH = 1.25;
 
-function scaleFromEnv() {
-  const scale = Number(process.env.BENCH_HISTORY_SCALE ?? '1');
-  if (!(scale > 0 && scale <= 10)) throw new Error('BENCH_HISTORY_SCALE must be a number in (0, 10]');
-  return scale;
-}
 
 /** The retention pass of the build under test, on a connection of its own. */
 async function retentionOf(databaseUrl) {
@@ -113,7 +108,7 @@ export default {
   description: 'EXECUTION_RETENTION on the seeded year: eleven months of executions, steps, firings and messages dropped by partitions while executions run; history p95s before and after',
 
   async run(ctx) {
-    const scale = scaleFromEnv();
+    const scale = historyScaleFromEnv();
     const api = await ctx.startApp({ role: 'api' });
     const db = new pg.Client({ connectionString: ctx.databaseUrl });
     await db.connect();

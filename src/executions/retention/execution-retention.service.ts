@@ -225,8 +225,10 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
 
     const dropBefore = span.keeps_all ? null : uuidFloor(now - Number(span.longest));
     const past = partitions.filter((p) => dropBefore !== null && p.to !== null && p.to <= dropBefore);
-    const gone = past.length > 0 ? await this.drop(runner, group, past, childPartitions) : [];
-    const kept = partitions.filter((p) => !gone.some((g) => g.partition === p));
+    const outcome = past.length > 0 ? await this.drop(runner, group, past, childPartitions) : [];
+    // Months whose drop waits for the next pass are not trimmed meanwhile: a month goes whole, not row by row.
+    const gone = outcome === 'deferred' ? [] : outcome;
+    const kept = partitions.filter((p) => !gone.some((g) => g.partition === p) && !(outcome === 'deferred' && past.includes(p)));
     for (const { partition, names } of gone) {
       report.dropped.push(...names);
       for (const side of group.sides) await this.deleteSideRange(runner, side, partition);
@@ -262,22 +264,23 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
    * Drops the partitions wholly past retention, and their children's partitions of the same months first,
    * all in one transaction: the group's tables are locked once per pass, not once per month. A month that
    * holds a running execution is left out (it is trimmed around that row instead). A short lock timeout:
-   * the exclusive locks queue the engine's writes for as long as they are held or waited for.
+   * the exclusive locks queue the engine's writes for as long as they are held or waited for. 'deferred'
+   * when the locks were not granted (or the drop failed): the months wait, untrimmed, for the next pass.
    */
-  private async drop(runner: QueryRunner, group: PartitionedGroup, past: Partition[], childPartitions: Map<string, Set<string>>): Promise<Dropped[]> {
+  private async drop(runner: QueryRunner, group: PartitionedGroup, past: Partition[], childPartitions: Map<string, Set<string>>): Promise<Dropped[] | 'deferred'> {
     for (let attempt = 1; ; attempt++) {
       const outcome = await this.dropOnce(runner, group, past, childPartitions);
       if (outcome !== 'locked') return outcome;
       if (attempt === DROP_TRIES) {
         this.logger.warn(`${group.table}: ${past.length} months not dropped (next pass): its tables stayed busy for ${DROP_TRIES} tries of ${DROP_LOCK_TIMEOUT}`);
-        return [];
+        return 'deferred';
       }
       await new Promise((resolve) => setTimeout(resolve, DROP_RETRY_PAUSE_MS));
     }
   }
 
   /** One try of drop(): 'locked' when the tables' locks were not granted within DROP_LOCK_TIMEOUT. */
-  private async dropOnce(runner: QueryRunner, group: PartitionedGroup, past: Partition[], childPartitions: Map<string, Set<string>>): Promise<Dropped[] | 'locked'> {
+  private async dropOnce(runner: QueryRunner, group: PartitionedGroup, past: Partition[], childPartitions: Map<string, Set<string>>): Promise<Dropped[] | 'locked' | 'deferred'> {
     await runner.startTransaction();
     try {
       await runner.query(`SET LOCAL lock_timeout = '${DROP_LOCK_TIMEOUT}'`);
@@ -317,7 +320,7 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
       await runner.rollbackTransaction();
       if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) return 'locked';
       this.logger.warn(`${group.table}: months not dropped (next pass): ${(error as Error).message}`);
-      return [];
+      return 'deferred';
     }
   }
 
