@@ -107,7 +107,9 @@ export interface RetentionReport {
  * statement runs, so each pass removes something while rows are left (one finding nothing does not count).
  */
 interface TrimBudget {
-  until: number;
+  ms: number;
+  /** When the pass's trimming must stop: set by its first trim statement (the drops before it do not count). */
+  until?: number;
   used: boolean;
 }
 
@@ -181,7 +183,7 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
   /** One pass over every partitioned table, at `now` (milliseconds; tests pass their own), trimming for at most `trimBudgetMs`. */
   async prune(now = Date.now(), trimBudgetMs = TRIM_BUDGET_MS): Promise<RetentionReport> {
     const report: RetentionReport = { created: 0, dropped: [], trimmed: 0, unfinished: false, ran: false };
-    const budget: TrimBudget = { until: performance.now() + trimBudgetMs, used: false };
+    const budget: TrimBudget = { ms: trimBudgetMs, used: false };
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
     try {
@@ -361,6 +363,7 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
     ].join('\n');
     let total = 0;
     for (;;) {
+      budget.until ??= performance.now() + budget.ms;
       if (budget.used && performance.now() >= budget.until) return { count: total, done: false };
       const [{ count }] = (await runner.query(
         `WITH gone AS (
