@@ -162,7 +162,8 @@ export class RunsRepository {
     { keys: ({ execution }) => [execution.id, execution.customerId] },
   );
 
-  // Reads: two statements may be in flight (no row is locked), and an item failing cannot fail the others.
+  // Reads: two statements may be in flight (no row is locked). Ids are checked before they are submitted, so
+  // no single load can fail a statement: a failed one (a lost connection) fails its loads, whose jobs Bull retries.
   private readonly loads = new Batcher<string, ExecutionRow | null>((ids) => this.loadMany(ids), { maxInFlight: 2, retrySingly: () => false });
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -170,7 +171,7 @@ export class RunsRepository {
   private async loadMany(ids: string[]): Promise<(ExecutionRow | null)[]> {
     const rows = await LOAD.run(this.dataSource, [ids]);
     const byId = new Map(rows.map((r) => [r.id, r]));
-    return ids.map((id) => byId.get(id) ?? null);
+    return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
   }
 
   async load(executionId: string): Promise<LoadedExecution | null> {
