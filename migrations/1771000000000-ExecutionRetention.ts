@@ -66,7 +66,7 @@ export class ExecutionRetention1771000000000 implements MigrationInterface {
     await q.query(`INSERT INTO trigger_executions SELECT * FROM trigger_executions_unpartitioned`);
     await q.query(`DROP TABLE trigger_executions_unpartitioned`);
     await addTriggerExecutionDependents(q);
-    await q.query(`ANALYZE trigger_executions`);
+    await analyzeIfFilled(q, 'trigger_executions');
   }
 
   async down(q: QueryRunner): Promise<void> {
@@ -115,4 +115,14 @@ async function addTriggerExecutionDependents(q: QueryRunner): Promise<void> {
       `CREATE TRIGGER trigger_executions_rollup_${event} AFTER ${event.toUpperCase()} ON trigger_executions REFERENCING ${transition} FOR EACH STATEMENT EXECUTE FUNCTION trigger_execution_changes_log()`,
     );
   }
+}
+
+/**
+ * Statistics for the copied rows; none for a table that holds none. Analyzed empty, a table is planned as
+ * empty until autovacuum's next analyze (a minute or more): the statements' cached generic plans scan it whole
+ * and keep doing so as it fills. Never analyzed, the planner assumes some pages and takes the indexes.
+ */
+async function analyzeIfFilled(q: QueryRunner, table: string): Promise<void> {
+  const [{ filled }] = await q.query(`SELECT EXISTS (SELECT 1 FROM ${table}) AS filled`);
+  if (filled) await q.query(`ANALYZE ${table}`);
 }

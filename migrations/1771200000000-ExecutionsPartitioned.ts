@@ -50,7 +50,7 @@ export class ExecutionsPartitioned1771200000000 implements MigrationInterface {
       `CREATE TRIGGER "A_workflow_executions_forget_children" AFTER DELETE ON workflow_executions REFERENCING OLD TABLE AS old_rows
          FOR EACH STATEMENT EXECUTE FUNCTION workflow_executions_forget_children()`,
     );
-    for (const t of TABLES) await q.query(`ANALYZE ${t.table}`);
+    for (const t of TABLES) await analyzeIfFilled(q, t.table);
   }
 
   async down(q: QueryRunner): Promise<void> {
@@ -160,4 +160,14 @@ async function unpartition(q: QueryRunner, table: string, primaryKey: string): P
   await q.query(`INSERT INTO ${table} SELECT * FROM ${aside}`);
   await q.query(`DROP TABLE ${aside}`);
   await addDependents(q, table, dependents);
+}
+
+/**
+ * Statistics for the copied rows; none for a table that holds none. Analyzed empty, a table is planned as
+ * empty until autovacuum's next analyze (a minute or more): the statements' cached generic plans scan it whole
+ * and keep doing so as it fills. Never analyzed, the planner assumes some pages and takes the indexes.
+ */
+async function analyzeIfFilled(q: QueryRunner, table: string): Promise<void> {
+  const [{ filled }] = await q.query(`SELECT EXISTS (SELECT 1 FROM ${table}) AS filled`);
+  if (filled) await q.query(`ANALYZE ${table}`);
 }

@@ -25,7 +25,7 @@ export class WebhookDeliveriesPartitioned1771200000002 implements MigrationInter
       `CREATE TRIGGER "A_webhook_deliveries_forget_attempts" AFTER DELETE ON webhook_deliveries REFERENCING OLD TABLE AS old_rows
          FOR EACH STATEMENT EXECUTE FUNCTION webhook_deliveries_forget_attempts()`,
     );
-    for (const t of TABLES) await q.query(`ANALYZE ${t.table}`);
+    for (const t of TABLES) await analyzeIfFilled(q, t.table);
   }
 
   async down(q: QueryRunner): Promise<void> {
@@ -115,4 +115,14 @@ async function unpartition(q: QueryRunner, table: string, primaryKey: string): P
   await q.query(`INSERT INTO ${table} SELECT * FROM ${aside}`);
   await q.query(`DROP TABLE ${aside}`);
   await addDependents(q, table, dependents);
+}
+
+/**
+ * Statistics for the copied rows; none for a table that holds none. Analyzed empty, a table is planned as
+ * empty until autovacuum's next analyze (a minute or more): the statements' cached generic plans scan it whole
+ * and keep doing so as it fills. Never analyzed, the planner assumes some pages and takes the indexes.
+ */
+async function analyzeIfFilled(q: QueryRunner, table: string): Promise<void> {
+  const [{ filled }] = await q.query(`SELECT EXISTS (SELECT 1 FROM ${table}) AS filled`);
+  if (filled) await q.query(`ANALYZE ${table}`);
 }

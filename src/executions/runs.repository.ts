@@ -25,8 +25,12 @@ export interface LoadedExecution {
 
 /**
  * The executions runs start from, with their unconsumed replies: the loads of concurrent runs share
- * one statement (see Batcher), found by primary key in their months' partitions (pruned at the
- * statement's start from the array).
+ * one statement (see Batcher), each found by primary key in its month's partition (pruned as the
+ * statement runs). The ids come as a JSON array, not a uuid[]: the planner sees an array's length
+ * and can prune partitions from its values while planning, so every plan made for the values was
+ * cheaper than the cached generic one and PostgreSQL planned the statement anew at each call (0.6 ms,
+ * more than running it); a JSON array is planned as 100 rows whatever it holds, and the generic plan
+ * is kept.
  */
 const LOAD = new SqlStatement<ExecutionRow>(
   `
@@ -37,8 +41,8 @@ const LOAD = new SqlStatement<ExecutionRow>(
            SELECT COALESCE(json_agg(json_build_object('id', m.id, 'content', COALESCE(m.turn_content, m.content)) ORDER BY m.created_at, m.id), '[]'::json)
              FROM messages m WHERE m.execution_id = e.id AND m.direction = 'inbound' AND m.consumed_at IS NULL
          ) ELSE '[]'::json END AS replies
-    FROM workflow_executions e
-   WHERE e.id = ANY ($1::uuid[])`,
+    FROM jsonb_array_elements_text($1::jsonb) AS k(id)
+    JOIN workflow_executions e ON e.id = ANY (ARRAY[k.id::uuid])`,
   { prepareAs: 'runs.load-many' },
 );
 
@@ -169,7 +173,7 @@ export class RunsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   private async loadMany(ids: string[]): Promise<(ExecutionRow | null)[]> {
-    const rows = await LOAD.run(this.dataSource, [ids]);
+    const rows = await LOAD.run(this.dataSource, [JSON.stringify(ids)]);
     const byId = new Map(rows.map((r) => [r.id, r]));
     return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
   }
