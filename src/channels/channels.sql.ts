@@ -4,6 +4,7 @@
  * that sends through an account reads the account's reply window. Owned here, so that these tables'
  * columns are named in this module only.
  */
+import { SqlStatement } from '../database/sql-statement.js';
 
 /**
  * Queues a send for each row of `source`: (message_id, organization_id, channel_account_id, customer_id,
@@ -20,12 +21,15 @@ export function queueDeliveries(source: string): string {
  * The account's provider and when the customer last wrote to it ($1: account id, $2: customer row id):
  * no row when the account is gone. By the customer's messages index, newest first.
  */
-export const REPLY_WINDOW_SQL = `
+export const REPLY_WINDOW = new SqlStatement<{ provider: string; last_inbound_at: Date | null }>(
+  `
   SELECT a.provider,
          (SELECT m.created_at FROM messages m
            WHERE m.customer_id = $2 AND m.channel_account_id = a.id AND m.direction = 'inbound'
            ORDER BY m.created_at DESC LIMIT 1) AS last_inbound_at
-    FROM channel_accounts a WHERE a.id = $1`;
+    FROM channel_accounts a WHERE a.id = $1`,
+  { prepareAs: 'channels.reply-window' },
+);
 
 /** Whether the account `column` names exists (true for NULL, no account): false once it is deleted. */
 export function channelAccountExists(column: string): string {

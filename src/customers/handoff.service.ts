@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { ChannelAccountsService } from '../channels/channel-accounts.service.js';
-import { queueDeliveries, REPLY_WINDOW_SQL } from '../channels/channels.sql.js';
+import { queueDeliveries, REPLY_WINDOW } from '../channels/channels.sql.js';
 import { uuidv7 } from '../common/ids/uuid-v7.js';
 import { isoTimeSql } from '../common/iso-time.js';
 import { AppConfig } from '../config/app-config.js';
@@ -212,7 +212,7 @@ export class HandoffService {
     const account = await this.accounts.getOwned(organizationId, accountId);
     const windowMs = AGENT_WINDOWS_MS[account.provider];
     if (windowMs === undefined) throw new ChannelAccountCannotSendError(account.provider);
-    const [window] = (await this.dataSource.query(REPLY_WINDOW_SQL, [account.id, customer.id])) as { last_inbound_at: Date | null }[];
+    const [window] = await REPLY_WINDOW.run(this.dataSource, [account.id, customer.id]);
     const last = window?.last_inbound_at ?? null;
     if (last === null || Date.now() - last.getTime() >= windowMs) {
       throw new ChannelWindowClosedError(

@@ -8,7 +8,7 @@ import type { WorkflowNode } from '../workflows/node-types/node-type.js';
 import { currentTraceparent, inSpan, tracingEnabled } from '../common/tracing/trace-context.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import { ChannelErrorCodes } from '../channels/channels.errors.js';
-import { REPLY_WINDOW_SQL } from '../channels/channels.sql.js';
+import { REPLY_WINDOW } from '../channels/channels.sql.js';
 import { RedisService } from '../redis/redis.service.js';
 import { ANSWERED_CHANNELS, ANSWERED_RUNS_CHANNEL } from './channels/answered-channels.js';
 import { CHANNEL_ADAPTERS, type ChannelAdapters, type MessageTemplate } from './channels/channel-adapter.js';
@@ -416,7 +416,7 @@ export class ExecutionEngine {
    * account is gone. Providers without a window are always open.
    */
   private async replyWindow(accountId: string, customerId: string): Promise<{ provider: string; open: boolean } | null> {
-    const [row] = (await this.dataSource.query(REPLY_WINDOW_SQL, [accountId, customerId])) as { provider: string; last_inbound_at: Date | null }[];
+    const [row] = await REPLY_WINDOW.run(this.dataSource, [accountId, customerId]);
     if (!row) return null;
     const open = !WINDOWED_PROVIDERS.has(row.provider) || (row.last_inbound_at !== null && Date.now() - row.last_inbound_at.getTime() < REPLY_WINDOW_MS);
     return { provider: row.provider, open };
