@@ -94,6 +94,24 @@ const START = new SqlStatement<{ execution_id: string }>(
   { prepareAs: 'executions.start' },
 );
 
+/**
+ * Where an execution stands for a call's next turn (ExecutionsService.conversationTurn). Named, with the id as
+ * `(SELECT $1::uuid)` so that the planner does not prune the months' partitions while planning: with the value
+ * in sight, every plan made for a call looked cheaper than the generic one, and the statement was planned anew
+ * at each turn (0.8 ms, seven times its running time).
+ */
+const CONVERSATION_TURN = new SqlStatement<{ status: ExecutionStatus; waiting: boolean; replies_pending: boolean; said: { content: string; at: string }[] }>(
+  `
+  SELECT e.status, e.waiting,
+         EXISTS (SELECT 1 FROM messages m WHERE m.execution_id = e.id AND m.direction = 'inbound' AND m.consumed_at IS NULL) AS replies_pending,
+         COALESCE((SELECT json_agg(json_build_object('content', m.content, 'at', m.created_at) ORDER BY m.created_at, m.id)
+                     FROM messages m
+                    WHERE m.execution_id = e.id AND m.direction = 'outbound' AND ($3::timestamptz IS NULL OR m.created_at > $3::timestamptz)), '[]'::json) AS said
+    FROM workflow_executions e
+   WHERE e.id = (SELECT $1::uuid) AND e.organization_id = $2`,
+  { prepareAs: 'executions.conversation-turn' },
+);
+
 /** A firing about to be started, as the start statement reads it. */
 interface Firing {
   execution_id: string;
@@ -288,16 +306,7 @@ export class ExecutionsService {
    * for all), in conversation order. Null when the execution does not exist in the organization.
    */
   async conversationTurn(organizationId: string, executionId: string, after: string | null): Promise<ConversationTurn | null> {
-    const [row] = (await this.dataSource.query(
-      `SELECT e.status, e.waiting,
-              EXISTS (SELECT 1 FROM messages m WHERE m.execution_id = e.id AND m.direction = 'inbound' AND m.consumed_at IS NULL) AS replies_pending,
-              COALESCE((SELECT json_agg(json_build_object('content', m.content, 'at', m.created_at) ORDER BY m.created_at, m.id)
-                          FROM messages m
-                         WHERE m.execution_id = e.id AND m.direction = 'outbound' AND ($3::timestamptz IS NULL OR m.created_at > $3::timestamptz)), '[]'::json) AS said
-         FROM workflow_executions e
-        WHERE e.id = $1 AND e.organization_id = $2`,
-      [executionId, organizationId, after],
-    )) as { status: ExecutionStatus; waiting: boolean; replies_pending: boolean; said: { content: string; at: string }[] }[];
+    const [row] = await CONVERSATION_TURN.run(this.dataSource, [executionId, organizationId, after]);
     if (!row) return null;
     return { status: row.status, awaitsCustomer: row.status === 'running' && row.waiting && !row.replies_pending, said: row.said };
   }
