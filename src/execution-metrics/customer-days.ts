@@ -38,27 +38,39 @@ export interface Folded {
 const spanEnd = (span: Span, start: string) =>
   span === 'day' ? `${start} + interval '24 hours'` : `(${start} AT TIME ZONE 'UTC' + interval '1 month') AT TIME ZONE 'UTC'`;
 
+/** Statements a fold of many spans is split into, run at once (a year's first read folds twelve months). */
+const FOLD_STATEMENTS = 2;
+
 /**
  * Folds the distinct-customer sketch of each span starting at `starts` of one parent from its
  * hourly customer sets (the exact truth), and stores it with the span's customer checksum (the sum
  * of its day rows' `customer_checksum`) read in the same statement, so that a stored sketch is valid
  * exactly while the span's checksum is unchanged. Idempotent: concurrent folds of a span store equal
  * sketches, and a fold from an older snapshot is refolded by the next read that finds it stale.
+ * The spans are split between {@link FOLD_STATEMENTS} statements run at once; each span's hashes come
+ * as 8-byte values in one `bytea`, repeats included (no sort in the database, no text to parse here).
  */
 export async function foldSpans(query: Query, t: SketchTables, parentId: string, span: Span, starts: Date[]): Promise<Folded[]> {
   if (starts.length === 0) return [];
+  const size = Math.ceil(starts.length / FOLD_STATEMENTS);
+  const chunks: Date[][] = [];
+  for (let i = 0; i < starts.length; i += size) chunks.push(starts.slice(i, i + size));
+  return (await Promise.all(chunks.map((chunk) => foldChunk(query, t, parentId, span, chunk)))).flat();
+}
+
+async function foldChunk(query: Query, t: SketchTables, parentId: string, span: Span, starts: Date[]): Promise<Folded[]> {
   const rows = (await query(
     `SELECT s.start,
             (SELECT COALESCE(sum(r.customer_checksum), 0)::bigint::text FROM ${t.dayRows} r
               WHERE r.${t.parent} = $1 AND r.day >= s.start AND r.day < ${spanEnd(span, 's.start')}) AS checksum,
-            ARRAY(SELECT DISTINCT hashtextextended(c.customer, 0)::text FROM ${t.customers} c
-                   WHERE c.${t.parent} = $1 AND c.hour >= s.start AND c.hour < ${spanEnd(span, 's.start')}) AS hashes
+            (SELECT string_agg(int8send(hashtextextended(c.customer, 0)), ''::bytea) FROM ${t.customers} c
+              WHERE c.${t.parent} = $1 AND c.hour >= s.start AND c.hour < ${spanEnd(span, 's.start')}) AS hashes
        FROM unnest($2::timestamptz[]) AS s(start)`,
     [parentId, starts],
-  )) as { start: Date; checksum: string; hashes: string[] }[];
+  )) as { start: Date; checksum: string; hashes: Buffer | null }[];
   const folded = rows.map((r) => {
     const union = new CustomerUnion();
-    for (const h of r.hashes) union.addHash(h);
+    if (r.hashes) union.addHashes(r.hashes);
     return { start: r.start, checksum: r.checksum, customers: union.count(), union };
   });
   await query(
@@ -70,4 +82,22 @@ export async function foldSpans(query: Query, t: SketchTables, parentId: string,
     [parentId, span, folded.map((f) => f.start), folded.map((f) => f.checksum), folded.map((f) => f.customers), folded.map((f) => f.union.toSketch())],
   );
   return folded.map(({ start, customers, union }) => ({ start, customers, union }));
+}
+
+/**
+ * Of the UTC months starting at `starts`, those of one parent that hold customers and have no stored sketch at
+ * their current checksum: what {@link foldSpans} would fold for them.
+ */
+export async function unsketchedMonths(query: Query, t: SketchTables, parentId: string, starts: Date[]): Promise<Date[]> {
+  if (starts.length === 0) return [];
+  const rows = (await query(
+    `SELECT m.start FROM (
+       SELECT s.start, (SELECT sum(r.customer_checksum) FROM ${t.dayRows} r
+                         WHERE r.${t.parent} = $1 AND r.day >= s.start AND r.day < ${spanEnd('month', 's.start')}) AS checksum
+         FROM unnest($2::timestamptz[]) AS s(start)) m
+      WHERE m.checksum IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM ${t.sketches} k WHERE k.${t.parent} = $1 AND k.span = 'month' AND k.start = m.start AND k.checksum = m.checksum)`,
+    [parentId, starts],
+  )) as { start: Date }[];
+  return rows.map((r) => r.start);
 }
