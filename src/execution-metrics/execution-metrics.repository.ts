@@ -328,7 +328,7 @@ export class ExecutionMetricsRepository {
     if (this.sketchedAhead.size >= SKETCH_AHEAD_PARENTS) this.sketchedAhead.clear();
     this.sketchedAhead.set(key, now.getTime());
     const thisMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
-    const first = new Date(now.getTime() - MAX_PERIOD_DAYS * 86_400_000);
+    const first = new Date(now.getTime() - MAX_PERIOD_DAYS * DAY_MS);
     const months: Date[] = [];
     for (let m = Date.UTC(first.getUTCFullYear(), first.getUTCMonth(), 1); m < thisMonth; m = Date.UTC(new Date(m).getUTCFullYear(), new Date(m).getUTCMonth() + 1, 1)) {
       months.push(new Date(m));
