@@ -13,7 +13,11 @@ import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
  * data, such as a lookup by primary key (planning was about a third of their server time).
  * Without, it is planned on each call with the actual values: statements that join a batch to
  * a table that grows must be, or a plan made while the table was small (a sequential scan)
- * would stay cached for the connection's life.
+ * would stay cached for the connection's life — unless each row is looked up by key
+ * (`= ANY (ARRAY[key])`), as the run commit and the loads do. On the partitioned tables, a named
+ * statement must not let the planner see a partition key's value (a `uuid[]`, or `= $1`): it would
+ * prune while planning, find every such plan cheaper than the generic one and plan each call anew;
+ * keys come as JSON or as `(SELECT $1::uuid)` (docs/DECISIONS.md, "Execution engine").
  */
 export class SqlStatement<Row> {
   constructor(
