@@ -20,7 +20,6 @@ const CHROMIUM = '/usr/bin/chromium';
 const PAGE_MAX_MS = 1000;
 const DAY = 86_400_000;
 
-
 /** `npm run cli -- user:create` of the build under test, against the bench's database. */
 async function createUser(ctx, organizationId, email, password) {
   const cli = join(ctx.build.root, 'dist', 'src', 'cli.js');

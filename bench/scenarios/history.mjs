@@ -29,7 +29,6 @@ const PERFORMANCE_365_P95_MS = 400;
 const ENGAGEMENT_JOURNEY_P95_MS = 400;
 const REALTIME_P95_MS = 30;
 
-
 async function executionsOnEmptyDatabase(ctx) {
   const empty = await BenchContext.create(ctx.config, ctx.shared, `${ctx.scenarioName}-empty`);
   try {

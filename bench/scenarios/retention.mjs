@@ -20,7 +20,6 @@ const DAY = 86_400_000;
 const PRUNE_MAX_S = 2;
 const P95_GROWTH = 1.25;
 
-
 /** The retention pass of the build under test, on a connection of its own. */
 async function retentionOf(databaseUrl) {
   const { dataSourceOptions } = await import('../../dist/src/database/data-source.options.js');

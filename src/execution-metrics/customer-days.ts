@@ -38,6 +38,10 @@ export interface Folded {
 const spanEnd = (span: Span, start: string) =>
   span === 'day' ? `${start} + interval '24 hours'` : `(${start} AT TIME ZONE 'UTC' + interval '1 month') AT TIME ZONE 'UTC'`;
 
+/** The customer checksum of a span of parent `$1` starting at `start` (the sum of its day rows'), in SQL; NULL without rows. */
+const spanChecksum = (t: SketchTables, span: Span, start: string) =>
+  `(SELECT sum(r.customer_checksum) FROM ${t.dayRows} r WHERE r.${t.parent} = $1 AND r.day >= ${start} AND r.day < ${spanEnd(span, start)})`;
+
 /** Statements a fold of many spans is split into, run at once (a year's first read folds twelve months). */
 const FOLD_STATEMENTS = 2;
 
@@ -61,8 +65,7 @@ export async function foldSpans(query: Query, t: SketchTables, parentId: string,
 async function foldChunk(query: Query, t: SketchTables, parentId: string, span: Span, starts: Date[]): Promise<Folded[]> {
   const rows = (await query(
     `SELECT s.start,
-            (SELECT COALESCE(sum(r.customer_checksum), 0)::bigint::text FROM ${t.dayRows} r
-              WHERE r.${t.parent} = $1 AND r.day >= s.start AND r.day < ${spanEnd(span, 's.start')}) AS checksum,
+            COALESCE(${spanChecksum(t, span, 's.start')}, 0)::bigint::text AS checksum,
             (SELECT string_agg(int8send(hashtextextended(c.customer, 0)), ''::bytea) FROM ${t.customers} c
               WHERE c.${t.parent} = $1 AND c.hour >= s.start AND c.hour < ${spanEnd(span, 's.start')}) AS hashes
        FROM unnest($2::timestamptz[]) AS s(start)`,
@@ -92,9 +95,7 @@ export async function unsketchedMonths(query: Query, t: SketchTables, parentId: 
   if (starts.length === 0) return [];
   const rows = (await query(
     `SELECT m.start FROM (
-       SELECT s.start, (SELECT sum(r.customer_checksum) FROM ${t.dayRows} r
-                         WHERE r.${t.parent} = $1 AND r.day >= s.start AND r.day < ${spanEnd('month', 's.start')}) AS checksum
-         FROM unnest($2::timestamptz[]) AS s(start)) m
+       SELECT s.start, ${spanChecksum(t, 'month', 's.start')} AS checksum FROM unnest($2::timestamptz[]) AS s(start)) m
       WHERE m.checksum IS NOT NULL
         AND NOT EXISTS (SELECT 1 FROM ${t.sketches} k WHERE k.${t.parent} = $1 AND k.span = 'month' AND k.start = m.start AND k.checksum = m.checksum)`,
     [parentId, starts],

@@ -230,7 +230,8 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
     const outcome = past.length > 0 ? await this.drop(runner, group, past, childPartitions) : [];
     // Months whose drop waits for the next pass are not trimmed meanwhile: a month goes whole, not row by row.
     const gone = outcome === 'deferred' ? [] : outcome;
-    const kept = partitions.filter((p) => !gone.some((g) => g.partition === p) && !(outcome === 'deferred' && past.includes(p)));
+    const untouched = outcome === 'deferred' ? past : gone.map((g) => g.partition);
+    const kept = partitions.filter((p) => !untouched.includes(p));
     for (const { partition, names } of gone) {
       report.dropped.push(...names);
       for (const side of group.sides) await this.deleteSideRange(runner, side, partition);
