@@ -141,7 +141,7 @@ export default {
       const pass = async () => {
         const started = process.hrtime.bigint();
         const report = await retention.prune(30 * DAY);
-        passes.push({ ms: Number(process.hrtime.bigint() - started) / 1e6, dropped: report.dropped.length, trimmed: report.trimmed });
+        passes.push({ ms: Number(process.hrtime.bigint() - started) / 1e6, dropped: report.dropped.length, trimmed: report.trimmed, phasesMs: report.phasesMs });
         return report.unfinished === true;
       };
       let loadOver = false;
@@ -182,6 +182,7 @@ export default {
           measurement: { requests_per_s: 0, requests_total: 1, p50_ms: null, p95_ms: null, p99_ms: null, errors: unchanged ? 0 : 1, non_2xx: 0, duration_s: firstS },
           note:
             `${firstS} s (target < ${PRUNE_MAX_S} s${firstS >= PRUNE_MAX_S ? ': MISSED' : ''}); ${first.dropped} partitions dropped, ${first.trimmed} rows trimmed; ` +
+            `ms by phase: ${Object.entries(first.phasesMs ?? {}).map(([phase, ms]) => `${phase} ${Math.round(ms)}`).join(', ')}; ` +
             `365-day trigger metrics ${unchanged ? 'unchanged' : 'CHANGED'}`,
         },
         {

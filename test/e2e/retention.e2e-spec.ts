@@ -513,6 +513,35 @@ describe('execution data retention (executions, steps, answers and firings by mo
       await other.end();
     }
   });
+
+  it('a drop locks none of the tables its rows refer to (customers, workflows, organizations), which every run writes', async () => {
+    const at = now - 470 * DAY;
+    const month = new Date(at).toISOString().slice(0, 7).replace('-', '');
+    for (const table of ['workflow_executions', 'execution_steps', 'execution_answers']) {
+      await ds.query(`SELECT retention_partitions_ensure($1, to_timestamp($2::float8 / 1000), to_timestamp($2::float8 / 1000))`, [table, at]);
+    }
+    await ds.query(
+      `INSERT INTO workflow_executions (id, organization_id, workflow_id, workflow_version, customer_ref, channel, status, input, state, started_at, completed_at, duration_ms)
+       VALUES (${V7_AT('to_timestamp($3::float8 / 1000)', '888888')}, $1, $2, 1, 'customer-old', 'whatsapp', 'success', '{}', '{}', to_timestamp($3::float8 / 1000),
+               to_timestamp($3::float8 / 1000) + interval '1 second', 1000)`,
+      [org.id, wf, at],
+    );
+    // Another session writes them (an inbound message's customer, a run's counters) in a transaction held
+    // over the whole pass: a month detached before its drop would wait for it (its copies of the foreign keys).
+    const other = new Client({ connectionString: testConfig().databaseUrl });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('LOCK TABLE customers, workflows, organizations IN ROW EXCLUSIVE MODE');
+      const report = await retention('30d').prune(now);
+      expect(report.dropped).toEqual(expect.arrayContaining([`workflow_executions_p${month}`, `execution_steps_p${month}`, `execution_answers_p${month}`]));
+      expect(report.phasesMs.locks).toBeLessThan(400);
+      await other.query('COMMIT');
+    } finally {
+      await other.query('ROLLBACK').catch(() => undefined);
+      await other.end();
+    }
+  });
 });
 
 describe('migration ExecutionRetention on a database holding data', { timeout: 120_000 }, () => {

@@ -89,6 +89,9 @@ const RUNNING_CHECK_TIMEOUT = '5min';
 /** The session advisory lock that makes one pass at a time across the workers (any number, fixed). */
 const RETENTION_LOCK = 7_710_000_001;
 
+/** The parts of a pass, timed in its report. */
+export type RetentionPhase = 'ahead' | 'checks' | 'locks' | 'drops' | 'files' | 'sides' | 'trims';
+
 export interface RetentionReport {
   /** Partitions created ahead. */
   created: number;
@@ -100,6 +103,14 @@ export interface RetentionReport {
   unfinished: boolean;
   /** False when another worker held the pass. */
   ran: boolean;
+  /**
+   * Milliseconds spent in each part: creating the months ahead, checking the months past retention for rows
+   * still in progress, waiting for the tables' locks (failed tries included), dropping (the catalog, under
+   * the locks), the commit that removes the dropped months' files (after the locks are released: the file
+   * system's time, which no statement of the engine waits for), deleting the side rows of dropped months,
+   * trimming.
+   */
+  phasesMs: Record<RetentionPhase, number>;
 }
 
 /**
@@ -173,6 +184,11 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
       this.running = this.prune()
         .then((report) => {
           if (report.unfinished) next = TRIM_PAUSE_MS;
+          if (report.dropped.length === 0 && report.trimmed === 0) return;
+          const phases = Object.entries(report.phasesMs).map(([phase, ms]) => `${phase} ${Math.round(ms)}`);
+          this.logger.log(
+            `Retention pass: ${report.dropped.length} partitions dropped, ${report.trimmed} rows trimmed${report.unfinished ? ' (more in the next pass)' : ''}; ms: ${phases.join(', ')}`,
+          );
         })
         .catch((e: Error) => this.logger.warn(`Retention pass failed (retried on the next): ${e.message}`))
         .finally(() => this.schedule(next));
@@ -182,7 +198,14 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
 
   /** One pass over every partitioned table, at `now` (milliseconds; tests pass their own), trimming for at most `trimBudgetMs`. */
   async prune(now = Date.now(), trimBudgetMs = TRIM_BUDGET_MS): Promise<RetentionReport> {
-    const report: RetentionReport = { created: 0, dropped: [], trimmed: 0, unfinished: false, ran: false };
+    const report: RetentionReport = {
+      created: 0,
+      dropped: [],
+      trimmed: 0,
+      unfinished: false,
+      ran: false,
+      phasesMs: { ahead: 0, checks: 0, locks: 0, drops: 0, files: 0, sides: 0, trims: 0 },
+    };
     const budget: TrimBudget = { ms: trimBudgetMs, used: false };
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
@@ -204,9 +227,11 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
   private async pruneGroup(runner: QueryRunner, group: PartitionedGroup, now: number, report: RetentionReport, budget: TrimBudget): Promise<void> {
     for (const table of [group.table, ...group.children.map((c) => c.table)]) {
       try {
-        const [{ made }] = (await runner.query(
-          `SELECT retention_partitions_ensure($1, to_timestamp($2 / 1000.0), to_timestamp($2 / 1000.0) + make_interval(months => $3)) AS made`,
-          [table, now, MONTHS_AHEAD],
+        const [{ made }] = (await this.timed(report, 'ahead', () =>
+          runner.query(
+            `SELECT retention_partitions_ensure($1, to_timestamp($2 / 1000.0), to_timestamp($2 / 1000.0) + make_interval(months => $3)) AS made`,
+            [table, now, MONTHS_AHEAD],
+          ),
         )) as { made: number }[];
         report.created += made;
       } catch (error) {
@@ -227,19 +252,19 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
 
     const dropBefore = span.keeps_all ? null : uuidFloor(now - Number(span.longest));
     const past = partitions.filter((p) => dropBefore !== null && p.to !== null && p.to <= dropBefore);
-    const outcome = past.length > 0 ? await this.drop(runner, group, past, childPartitions) : [];
+    const outcome = past.length > 0 ? await this.drop(runner, group, past, childPartitions, report) : [];
     // Months whose drop waits for the next pass are not trimmed meanwhile: a month goes whole, not row by row.
     const gone = outcome === 'deferred' ? [] : outcome;
     const untouched = outcome === 'deferred' ? past : gone.map((g) => g.partition);
     const kept = partitions.filter((p) => !untouched.includes(p));
     for (const { partition, names } of gone) {
       report.dropped.push(...names);
-      for (const side of group.sides) await this.deleteSideRange(runner, side, partition);
+      for (const side of group.sides) await this.timed(report, 'sides', () => this.deleteSideRange(runner, side, partition));
     }
     const trimBefore = uuidFloor(now - Number(span.shortest));
     for (const p of kept) {
       if (p.from !== null && p.from >= trimBefore) continue;
-      const { count, done } = await this.trim(runner, group, p, childPartitions, now, trimBefore, budget);
+      const { count, done } = await this.timed(report, 'trims', () => this.trim(runner, group, p, childPartitions, now, trimBefore, budget));
       report.trimmed += count;
       if (!done) report.unfinished = true;
     }
@@ -270,9 +295,15 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
    * the exclusive locks queue the engine's writes for as long as they are held or waited for. 'deferred'
    * when the locks were not granted (or the drop failed): the months wait, untrimmed, for the next pass.
    */
-  private async drop(runner: QueryRunner, group: PartitionedGroup, past: Partition[], childPartitions: Map<string, Set<string>>): Promise<Dropped[] | 'deferred'> {
+  private async drop(
+    runner: QueryRunner,
+    group: PartitionedGroup,
+    past: Partition[],
+    childPartitions: Map<string, Set<string>>,
+    report: RetentionReport,
+  ): Promise<Dropped[] | 'deferred'> {
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.dropOnce(runner, group, past, childPartitions);
+      const outcome = await this.dropOnce(runner, group, past, childPartitions, report);
       if (outcome !== 'locked') return outcome;
       if (attempt === DROP_TRIES) {
         this.logger.warn(`${group.table}: ${past.length} months not dropped (next pass): its tables stayed busy for ${DROP_TRIES} tries of ${DROP_LOCK_TIMEOUT}`);
@@ -283,7 +314,13 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
   }
 
   /** One try of drop(): 'locked' when the tables' locks were not granted within DROP_LOCK_TIMEOUT. */
-  private async dropOnce(runner: QueryRunner, group: PartitionedGroup, past: Partition[], childPartitions: Map<string, Set<string>>): Promise<Dropped[] | 'locked' | 'deferred'> {
+  private async dropOnce(
+    runner: QueryRunner,
+    group: PartitionedGroup,
+    past: Partition[],
+    childPartitions: Map<string, Set<string>>,
+    report: RetentionReport,
+  ): Promise<Dropped[] | 'locked' | 'deferred'> {
     await runner.startTransaction();
     try {
       await runner.query(`SET LOCAL lock_timeout = '${DROP_LOCK_TIMEOUT}'`);
@@ -293,37 +330,49 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
       const idle: Partition[] = [];
       for (const p of past) {
         const busySql = group.busy(p.name, p.to as string, (child) => this.childPartition(group, child, p, childPartitions));
-        const [{ busy }] = (await runner.query(`SELECT ${busySql} AS busy`)) as { busy: boolean }[];
+        const [{ busy }] = (await this.timed(report, 'checks', () => runner.query(`SELECT ${busySql} AS busy`))) as { busy: boolean }[];
         if (!busy) idle.push(p);
       }
       if (idle.length === 0) {
         await runner.rollbackTransaction();
         return [];
       }
-      // Every table of the group at once, the parent first (each DETACH takes its parent's exclusive lock):
+      // Every table of the group at once, the parent first (a partition's drop takes its parent's exclusive lock):
       // not one table held while the next is waited for.
-      await runner.query(`LOCK TABLE ${[group.table, ...group.children.map((c) => c.table)].map((t) => `ONLY "${t}"`).join(', ')} IN ACCESS EXCLUSIVE MODE`);
-      const dropped: Dropped[] = [];
-      for (const p of idle) {
-        const names: string[] = [];
-        for (const child of group.children) {
-          const name = `${child.table}${p.name.slice(group.table.length)}`;
-          if (!childPartitions.get(child.table)?.has(name)) continue;
-          await runner.query(`ALTER TABLE "${child.table}" DETACH PARTITION "${name}"`);
-          await runner.query(`DROP TABLE "${name}"`);
-          names.push(name);
-        }
-        await runner.query(`ALTER TABLE "${group.table}" DETACH PARTITION "${p.name}"`);
-        await runner.query(`DROP TABLE "${p.name}"`);
-        dropped.push({ partition: p, names: [...names, p.name] });
-      }
-      await runner.commitTransaction();
+      const tables = [group.table, ...group.children.map((c) => c.table)];
+      await this.timed(report, 'locks', () => runner.query(`LOCK TABLE ${tables.map((t) => `ONLY "${t}"`).join(', ')} IN ACCESS EXCLUSIVE MODE`));
+      // Dropped while attached, never detached first: a detached month keeps its own copies of the parent's
+      // foreign keys, and detaching or dropping it locks the tables they refer to (customers, workflows,
+      // organizations), which every inbound message and run writes.
+      const dropped: Dropped[] = idle.map((p) => ({
+        partition: p,
+        names: [
+          ...group.children
+            .map((child) => ({ child, name: `${child.table}${p.name.slice(group.table.length)}` }))
+            .filter(({ child, name }) => childPartitions.get(child.table)?.has(name))
+            .map(({ name }) => name),
+          p.name,
+        ],
+      }));
+      await this.timed(report, 'drops', () => runner.query(`DROP TABLE ${dropped.flatMap((d) => d.names).map((name) => `"${name}"`).join(', ')}`));
+      // The commit removes the months' files, after it has released the locks: the engine waits for none of it.
+      await this.timed(report, 'files', () => runner.commitTransaction());
       return dropped;
     } catch (error) {
       await runner.rollbackTransaction();
       if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) return 'locked';
       this.logger.warn(`${group.table}: months not dropped (next pass): ${(error as Error).message}`);
       return 'deferred';
+    }
+  }
+
+  /** Runs `work`, adding its time to the report's `phase`. */
+  private async timed<T>(report: RetentionReport, phase: RetentionPhase, work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      report.phasesMs[phase] += performance.now() - started;
     }
   }
 
