@@ -22,7 +22,7 @@ import { IdempotencyModule } from './idempotency/idempotency.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { CustomersModule, CustomersWorkerModule } from './customers/customers.module.js';
-import { ExecutionMetricsModule } from './execution-metrics/execution-metrics.module.js';
+import { ExecutionMetricsModule, ExecutionMetricsWorkerModule } from './execution-metrics/execution-metrics.module.js';
 import { ExecutionsModule, ExecutionsWorkerModule } from './executions/executions.module.js';
 import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module.js';
 import { PetsModule } from './pets/pets.module.js';
@@ -42,7 +42,7 @@ export class AppModule {
    * module to `workerModules`, loaded only when APP_ROLE is worker or all.
    */
   static forRoot(config: AppConfig): DynamicModule {
-    const workerModules = [ExecutionsWorkerModule, TriggersWorkerModule, WebhooksWorkerModule, AnalyticsFilesWorkerModule, RollupsWorkerModule, ChannelsWorkerModule, CustomersWorkerModule];
+    const workerModules = [ExecutionsWorkerModule, TriggersWorkerModule, WebhooksWorkerModule, AnalyticsFilesWorkerModule, RollupsWorkerModule, ChannelsWorkerModule, CustomersWorkerModule, ExecutionMetricsWorkerModule];
     return {
       module: AppModule,
       imports: [

@@ -17,6 +17,28 @@ import { round } from '../lib/load.mjs';
 import { freePort } from '../lib/processes.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
+/** The month-sketch pass of the build under test (MonthSketchLoop), on a connection of its own, timed. */
+async function monthSketchesOf(ctx) {
+  const dist = join(ctx.build.root, 'dist', 'src');
+  const { dataSourceOptions } = await import(join(dist, 'database', 'data-source.options.js'));
+  const { MonthSketchLoop } = await import(join(dist, 'execution-metrics', 'month-sketch.loop.js'));
+  const { RollupFolder } = await import(join(dist, 'rollups', 'rollup-folder.js'));
+  const { DataSource } = await import('typeorm');
+  return {
+    async pass() {
+      const ds = new DataSource({ ...dataSourceOptions({ databaseUrl: ctx.databaseUrl }), migrationsRun: false });
+      await ds.initialize();
+      try {
+        const started = performance.now();
+        const report = await new MonthSketchLoop(ds, new RollupFolder(ds)).pass(new Date(), 366);
+        return { folded: report.folded, ms: performance.now() - started };
+      } finally {
+        await ds.destroy();
+      }
+    },
+  };
+}
+
 const PAGE_MAX_MS = 1000;
 const DAY = 86_400_000;
 
@@ -57,6 +79,10 @@ export default {
     try {
       const seeded = await seedHistory(db, { scale, log: (line) => console.log(line) });
       await db.query('SELECT rollups_fold(100000000)');
+      // What a worker's first pass leaves after a year of service: every closed month of the year sketched.
+      const sketching = await monthSketchesOf(ctx);
+      const monthSketches = await sketching.pass();
+      console.log(`  month sketches: ${monthSketches.folded} folded by the workers' first pass in ${round(monthSketches.ms / 1000, 2)} s`);
       const { organizationId, workflowId } = seeded;
       const {
         rows: [sample],
@@ -159,6 +185,11 @@ export default {
         });
       }
       if (failures.length > 0) console.log(`console: ${failures.length} problems:\n  ${failures.slice(0, 20).join('\n  ')}`);
+      rows.push({
+        name: "the workers' first month-sketch pass over the seeded year (before the loads)",
+        measurement: { requests_per_s: 0, requests_total: 1, p50_ms: null, p95_ms: null, p99_ms: null, errors: 0, non_2xx: 0, duration_s: round(monthSketches.ms / 1000, 3) },
+        note: `${monthSketches.folded} month sketches folded (workflows and triggers)`,
+      });
       return rows;
     } finally {
       await browser?.close();

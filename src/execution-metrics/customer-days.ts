@@ -74,31 +74,75 @@ async function foldChunk(query: Query, t: SketchTables, parentId: string, span: 
   const folded = rows.map((r) => {
     const union = new CustomerUnion();
     if (r.hashes) union.addHashes(r.hashes);
-    return { start: r.start, checksum: r.checksum, customers: union.count(), union };
+    return { parent: parentId, start: r.start, checksum: r.checksum, customers: union.count(), union };
   });
-  await query(
-    `INSERT INTO ${t.sketches} AS s (${t.parent}, span, start, checksum, customers, sketch)
-     SELECT $1, $2, d.start, d.checksum, d.customers, d.sketch
-       FROM unnest($3::timestamptz[], $4::bigint[], $5::int[], $6::bytea[]) AS d(start, checksum, customers, sketch)
-      ORDER BY d.start
-     ON CONFLICT (${t.parent}, span, start) DO UPDATE SET checksum = EXCLUDED.checksum, customers = EXCLUDED.customers, sketch = EXCLUDED.sketch`,
-    [parentId, span, folded.map((f) => f.start), folded.map((f) => f.checksum), folded.map((f) => f.customers), folded.map((f) => f.union.toSketch())],
-  );
+  await storeSketches(query, t, span, folded);
   return folded.map(({ start, customers, union }) => ({ start, customers, union }));
 }
 
+/** Stores folded sketches of one span kind, in key order (two folds storing overlapping sets never deadlock). */
+async function storeSketches(
+  query: Query,
+  t: SketchTables,
+  span: Span,
+  folded: { parent: string; start: Date; checksum: string; customers: number; union: CustomerUnion }[],
+): Promise<void> {
+  if (folded.length === 0) return;
+  await query(
+    `INSERT INTO ${t.sketches} AS s (${t.parent}, span, start, checksum, customers, sketch)
+     SELECT d.parent, $1, d.start, d.checksum, d.customers, d.sketch
+       FROM unnest($2::uuid[], $3::timestamptz[], $4::bigint[], $5::int[], $6::bytea[]) AS d(parent, start, checksum, customers, sketch)
+      ORDER BY d.parent, d.start
+     ON CONFLICT (${t.parent}, span, start) DO UPDATE SET checksum = EXCLUDED.checksum, customers = EXCLUDED.customers, sketch = EXCLUDED.sketch`,
+    [
+      span,
+      folded.map((f) => f.parent),
+      folded.map((f) => f.start),
+      folded.map((f) => f.checksum),
+      folded.map((f) => f.customers),
+      folded.map((f) => f.union.toSketch()),
+    ],
+  );
+}
+
+/** Parents per statement of {@link foldMonthOfAll}. */
+const MONTH_PAGE = 500;
+
 /**
- * Of the UTC months starting at `starts`, those of one parent that hold customers and have no stored sketch at
- * their current checksum: what {@link foldSpans} would fold for them.
+ * Folds the sketch of the UTC month starting at `month` for every parent with customers in it whose stored
+ * sketch is missing or stale (its checksum changed): pages of `pageSize` parents in key order, each page's
+ * checksums and hashes in one statement (the hourly sets of a parent that is current are not read), so the
+ * month's day rows are walked once. Returns how many sketches were folded.
  */
-export async function unsketchedMonths(query: Query, t: SketchTables, parentId: string, starts: Date[]): Promise<Date[]> {
-  if (starts.length === 0) return [];
-  const rows = (await query(
-    `SELECT m.start FROM (
-       SELECT s.start, ${spanChecksum(t, 'month', 's.start')} AS checksum FROM unnest($2::timestamptz[]) AS s(start)) m
-      WHERE m.checksum IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM ${t.sketches} k WHERE k.${t.parent} = $1 AND k.span = 'month' AND k.start = m.start AND k.checksum = m.checksum)`,
-    [parentId, starts],
-  )) as { start: Date }[];
-  return rows.map((r) => r.start);
+export async function foldMonthOfAll(query: Query, t: SketchTables, month: Date, pageSize = MONTH_PAGE): Promise<number> {
+  const end = spanEnd('month', '$1::timestamptz');
+  let after = '00000000-0000-0000-0000-000000000000';
+  let count = 0;
+  for (;;) {
+    const rows = (await query(
+      `SELECT p.parent::text AS parent, p.checksum::bigint::text AS checksum,
+              CASE WHEN NOT p.current THEN
+                (SELECT string_agg(int8send(hashtextextended(c.customer, 0)), ''::bytea) FROM ${t.customers} c
+                  WHERE c.${t.parent} = p.parent AND c.hour >= $1 AND c.hour < ${end}) END AS hashes,
+              p.current
+         FROM (SELECT d.parent, d.checksum,
+                      EXISTS (SELECT 1 FROM ${t.sketches} k WHERE k.${t.parent} = d.parent AND k.span = 'month' AND k.start = $1 AND k.checksum = d.checksum) AS current
+                 FROM (SELECT r.${t.parent} AS parent, sum(r.customer_checksum) AS checksum FROM ${t.dayRows} r
+                        WHERE r.${t.parent} > $2::uuid AND r.day >= $1 AND r.day < ${end}
+                        GROUP BY 1 ORDER BY 1 LIMIT $3) d) p
+        ORDER BY p.parent`,
+      [month, after, pageSize],
+    )) as { parent: string; checksum: string; hashes: Buffer | null; current: boolean }[];
+    const folded = rows
+      .filter((r) => !r.current)
+      .map((r) => {
+        const union = new CustomerUnion();
+        if (r.hashes) union.addHashes(r.hashes);
+        return { parent: r.parent, start: month, checksum: r.checksum, customers: union.count(), union };
+      });
+    await storeSketches(query, t, 'month', folded);
+    count += folded.length;
+    if (rows.length < pageSize) return count;
+    after = rows[rows.length - 1].parent;
+  }
 }

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { Period } from '../common/date-range.js';
@@ -6,7 +6,7 @@ import type { Pool } from 'pg';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { SqlStatement } from '../database/sql-statement.js';
 import { hourSplit, type HourSplit } from '../common/period-split.js';
-import { foldSpans, TRIGGER_SKETCHES, unsketchedMonths, WORKFLOW_SKETCHES, type Query, type SketchTables, type Span } from './customer-days.js';
+import { foldSpans, TRIGGER_SKETCHES, WORKFLOW_SKETCHES, type Query, type SketchTables, type Span } from './customer-days.js';
 import { CustomerUnion } from './customer-sketch.js';
 import { SketchCache, type HeldSketch } from './sketch-cache.js';
 
@@ -54,12 +54,6 @@ interface RawRow extends SummaryRow {
 
 const EMPTY: SummaryRow = { executions: 0, successful: 0, failed: 0, success_rate: null, average_duration_ms: null, unique_customers: 0 };
 const DAY_MS = 86_400_000;
-/** How often a process sketches a parent's year ahead (see ExecutionMetricsRepository.sketchYearAhead). */
-const SKETCH_AHEAD_EVERY_MS = 10 * 60_000;
-/** Parents remembered as sketched ahead before the memory is cleared. */
-const SKETCH_AHEAD_PARENTS = 10_000;
-/** The longest period a metrics or analytics read covers (366 days), whose closed months are sketched ahead. */
-const MAX_PERIOD_DAYS = 366;
 
 /** Stored sketches a process keeps (at most 16 KiB each: 16 MiB in all), about 35 parents' 30 days. */
 export const SKETCH_CACHE_ENTRIES = 1024;
@@ -295,11 +289,8 @@ function addPart(union: CustomerUnion, part: Part): void {
  */
 @Injectable()
 export class ExecutionMetricsRepository {
-  private readonly logger = new Logger(ExecutionMetricsRepository.name);
   private readonly query: Query;
   private readonly sketches = new SketchCache(SKETCH_CACHE_ENTRIES);
-  /** Parents whose last year of months this process sketched ahead, and when (see sketchYearAhead). */
-  private readonly sketchedAhead = new Map<string, number>();
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.query = async (sql, values) => (await ((dataSource.driver as PostgresDriver).master as Pool).query(sql, values)).rows;
@@ -311,42 +302,6 @@ export class ExecutionMetricsRepository {
 
   trigger(organizationId: string, triggerId: string, period: Period): Promise<ExecutionSummary> {
     return this.summarise(TRIGGER_SUMMARY, TRIGGER_SKETCHES, organizationId, triggerId, period);
-  }
-
-  /**
-   * After a parent's figures are read, its closed UTC months of the last year are sketched in the background
-   * (those with customers and no sketch at their checksum), at most once per SKETCH_AHEAD_EVERY_MS per process:
-   * a longer period asked next (a console switching from 30 days to a year) reads twelve stored sketches
-   * instead of folding a year of hourly customer sets while the caller waits (about two seconds for a million
-   * executions). Only parents someone reads are sketched, as the read path would; a failure is logged and left
-   * to the read path. Newest month first (the likeliest to be asked for).
-   */
-  private sketchYearAhead(tables: SketchTables, id: string, now = new Date()): void {
-    const key = `${tables.sketches}:${id}`;
-    const last = this.sketchedAhead.get(key);
-    if (last !== undefined && now.getTime() - last < SKETCH_AHEAD_EVERY_MS) return;
-    if (this.sketchedAhead.size >= SKETCH_AHEAD_PARENTS) this.sketchedAhead.clear();
-    this.sketchedAhead.set(key, now.getTime());
-    const thisMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
-    const first = new Date(now.getTime() - MAX_PERIOD_DAYS * DAY_MS);
-    const months: Date[] = [];
-    for (let m = Date.UTC(first.getUTCFullYear(), first.getUTCMonth(), 1); m < thisMonth; m = Date.UTC(new Date(m).getUTCFullYear(), new Date(m).getUTCMonth() + 1, 1)) {
-      months.push(new Date(m));
-    }
-    void this.sketchMonths(tables, id, months).catch((error: Error) =>
-      this.logger.warn(`Sketching the months of ${id} ahead failed (the reads fold them): ${error.message}`),
-    );
-  }
-
-  /**
-   * One month at a time, each checked just before it is folded: the background takes one connection and one
-   * core at most, and a month a read has folded meanwhile is not folded again.
-   */
-  private async sketchMonths(tables: SketchTables, id: string, months: Date[]): Promise<void> {
-    for (const month of months.reverse()) {
-      const stale = await unsketchedMonths(this.query, tables, id, [month]);
-      await foldSpans(this.query, tables, id, 'month', stale);
-    }
   }
 
   private async summarise(statement: SqlStatement<RawRow>, tables: SketchTables, organizationId: string, id: string, period: Period): Promise<ExecutionSummary> {
@@ -417,8 +372,6 @@ export class ExecutionMetricsRepository {
     summary.totals.unique_customers = all.count();
     for (const b of summary.buckets) b.unique_customers = customers.get(b.date.getTime()) ?? 0;
     summary.buckets.sort((a, b) => a.date.getTime() - b.date.getTime());
-    // After this read's own folds, so that the months it folded are not folded twice.
-    this.sketchYearAhead(tables, id);
     return summary;
   }
 }

@@ -1,6 +1,8 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseIsoDate } from '../../src/common/date-range.js';
+import { MonthSketchLoop } from '../../src/execution-metrics/month-sketch.loop.js';
+import { RollupFolder } from '../../src/rollups/rollup-folder.js';
 import { insertTrigger, insertWorkflowExecution } from '../factories/executions.js';
 import { createWorkflow } from '../factories/workflows.js';
 import { expectRollupsMatchRows } from '../utils/rollups.js';
@@ -740,38 +742,44 @@ describe('history: metrics from the hourly rollups equal the recorded rows', () 
     ]);
   });
 
-  it('after a read of a workflow, sketches its closed months of the last year ahead, so that a year read folds none', async () => {
+  it('the workers keep every closed month of the last year sketched, so that a year read folds none; a month changed later is folded again', async () => {
     const ahead = (await createWorkflow(t, org)).id;
     // The two UTC months before this one: 40 executions on the 10th of each, 30 customers a month, 10 in both.
     const now = new Date();
     const months = [2, 1].map((back) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1)));
-    await ds.query(
-      `INSERT INTO workflow_executions (id, organization_id, workflow_id, workflow_version, customer_ref, channel, status, input, started_at, completed_at, duration_ms)
-       SELECT uuid_v7(), $1, $2, 1, 'ahead-' || (m.k * 20 + i % 30), 'whatsapp', 'success', '{}', m.start + interval '9 days' + i * interval '1 minute',
-              m.start + interval '9 days' + i * interval '1 minute' + interval '1 second', 1000
-         FROM unnest($3::timestamptz[]) WITH ORDINALITY AS m(start, k), generate_series(1, 40) i`,
-      [org.id, ahead, months],
-    );
-    const sketches = () =>
-      ds.query(`SELECT span, start, customers FROM workflow_customer_sketches WHERE workflow_id = $1 ORDER BY span, start`, [ahead]) as Promise<
-        { span: string; start: Date; customers: number }[]
+    const insert = (count: number, customer: string) =>
+      ds.query(
+        `INSERT INTO workflow_executions (id, organization_id, workflow_id, workflow_version, customer_ref, channel, status, input, started_at, completed_at, duration_ms)
+         SELECT uuid_v7(), $1, $2, 1, ${customer}, 'whatsapp', 'success', '{}', m.start + interval '9 days' + i * interval '1 minute',
+                m.start + interval '9 days' + i * interval '1 minute' + interval '1 second', 1000
+           FROM unnest($3::timestamptz[]) WITH ORDINALITY AS m(start, k), generate_series(1, $4::int) i`,
+        [org.id, ahead, months.slice(0, count === 1 ? 1 : 2), count],
+      );
+    await insert(40, `'ahead-' || (m.k * 20 + i % 30)`);
+    const monthSketches = () =>
+      ds.query(`SELECT start, customers, xmin::text AS version FROM workflow_customer_sketches WHERE workflow_id = $1 AND span = 'month' ORDER BY start`, [ahead]) as Promise<
+        { start: Date; customers: number; version: string }[]
       >;
-    // A week's read (no whole month in it) stores no month sketch itself; the months come after it.
-    const week = await t.http.get(`/v1/workflows/${ahead}/metrics`).query({ start_date: new Date(now.getTime() - 6 * 86_400_000).toISOString() }).set(org.auth('read_only'));
-    expect(week.status).toBe(200);
-    const deadline = Date.now() + 10_000;
-    let stored = await sketches();
-    while (stored.filter((s) => s.span === 'month').length < 2 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-      stored = await sketches();
-    }
-    expect(stored.filter((s) => s.span === 'month').map((s) => [s.start.getTime(), s.customers])).toEqual(months.map((m) => [m.getTime(), 30]));
-    // A year's read then folds nothing: the stored sketches are unchanged, and its figure is the rows' own.
-    const before = await ds.query(`SELECT xmin::text FROM workflow_customer_sketches WHERE workflow_id = $1 AND span = 'month' ORDER BY start`, [ahead]);
+    expect(await monthSketches()).toEqual([]);
+    // The workers' loop (this app serves the API only), on the same database.
+    const loop = new MonthSketchLoop(ds, t.app.get(RollupFolder));
+    const first = await loop.pass(now, 366);
+    expect(first.ran).toBe(true);
+    expect(first.folded).toBeGreaterThanOrEqual(2);
+    const stored = await monthSketches();
+    expect(stored.map((s) => [s.start.getTime(), s.customers])).toEqual(months.map((m) => [m.getTime(), 30]));
+
+    // A pass finds them current and folds neither again; a year's read merges them and folds none either.
+    await loop.pass(now, 366);
     const year = await t.http.get(`/v1/workflows/${ahead}/metrics`).query({ start_date: months[0].toISOString() }).set(org.auth('read_only'));
     expect(year.status).toBe(200);
     expect(year.body.data.metrics.unique_customers).toBe(50);
-    expect(await ds.query(`SELECT xmin::text FROM workflow_customer_sketches WHERE workflow_id = $1 AND span = 'month' ORDER BY start`, [ahead])).toEqual(before);
+    expect(await monthSketches()).toEqual(stored);
+
+    // A late execution of a new customer in the older month: its checksum moves, and the next pass that covers it folds it again.
+    await insert(1, `'ahead-late'`);
+    await loop.pass(now, 366);
+    expect((await monthSketches()).map((s) => s.customers)).toEqual([31, 30]);
   });
 
   it('reads whole hours from the rollup rows, which hold every execution of the workflow', async () => {
