@@ -17,11 +17,11 @@ import { round } from '../lib/load.mjs';
 import { freePort } from '../lib/processes.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
-/** The month-sketch pass of the build under test (MonthSketchLoop), on a connection of its own, timed. */
-async function monthSketchesOf(ctx) {
+/** The sketch pass of the build under test (SketchLoop), on a connection of its own, timed. */
+async function sketchesOf(ctx) {
   const dist = join(ctx.build.root, 'dist', 'src');
   const { dataSourceOptions } = await import(join(dist, 'database', 'data-source.options.js'));
-  const { MonthSketchLoop } = await import(join(dist, 'execution-metrics', 'month-sketch.loop.js'));
+  const { SketchLoop } = await import(join(dist, 'execution-metrics', 'sketch.loop.js'));
   const { RollupFolder } = await import(join(dist, 'rollups', 'rollup-folder.js'));
   const { DataSource } = await import('typeorm');
   return {
@@ -30,8 +30,8 @@ async function monthSketchesOf(ctx) {
       await ds.initialize();
       try {
         const started = performance.now();
-        const report = await new MonthSketchLoop(ds, new RollupFolder(ds)).pass(new Date(), 366);
-        return { folded: report.folded, ms: performance.now() - started };
+        const report = await new SketchLoop(ds, new RollupFolder(ds)).pass(new Date(), 366);
+        return { days: report.folded.day, months: report.folded.month, ms: performance.now() - started };
       } finally {
         await ds.destroy();
       }
@@ -79,10 +79,10 @@ export default {
     try {
       const seeded = await seedHistory(db, { scale, log: (line) => console.log(line) });
       await db.query('SELECT rollups_fold(100000000)');
-      // What a worker's first pass leaves after a year of service: every closed month of the year sketched.
-      const sketching = await monthSketchesOf(ctx);
-      const monthSketches = await sketching.pass();
-      console.log(`  month sketches: ${monthSketches.folded} folded by the workers' first pass in ${round(monthSketches.ms / 1000, 2)} s`);
+      // What a worker's first pass leaves after a year of service: every closed day and month of the year sketched.
+      const sketching = await sketchesOf(ctx);
+      const sketched = await sketching.pass();
+      console.log(`  sketches: ${sketched.days} days and ${sketched.months} months folded by the workers' first pass in ${round(sketched.ms / 1000, 2)} s`);
       const { organizationId, workflowId } = seeded;
       const {
         rows: [sample],
@@ -186,9 +186,9 @@ export default {
       }
       if (failures.length > 0) console.log(`console: ${failures.length} problems:\n  ${failures.slice(0, 20).join('\n  ')}`);
       rows.push({
-        name: "the workers' first month-sketch pass over the seeded year (before the loads)",
-        measurement: { requests_per_s: 0, requests_total: 1, p50_ms: null, p95_ms: null, p99_ms: null, errors: 0, non_2xx: 0, duration_s: round(monthSketches.ms / 1000, 3) },
-        note: `${monthSketches.folded} month sketches folded (workflows and triggers)`,
+        name: "the workers' first sketch pass over the seeded year (before the loads)",
+        measurement: { requests_per_s: 0, requests_total: 1, p50_ms: null, p95_ms: null, p99_ms: null, errors: 0, non_2xx: 0, duration_s: round(sketched.ms / 1000, 3) },
+        note: `${sketched.days} day and ${sketched.months} month sketches folded (workflows and triggers)`,
       });
       return rows;
     } finally {

@@ -105,44 +105,58 @@ async function storeSketches(
   );
 }
 
-/** Parents per statement of {@link foldMonthOfAll}. */
-const MONTH_PAGE = 500;
+/** Spans per statement of {@link foldSpansOfAll}. */
+const PAGE = 500;
 
 /**
- * Folds the sketch of the UTC month starting at `month` for every parent with customers in it whose stored
- * sketch is missing or stale (its checksum changed): pages of `pageSize` parents in key order, each page's
- * checksums and hashes in one statement (the hourly sets of a parent that is current are not read), so the
- * month's day rows are walked once. Returns how many sketches were folded.
+ * Folds the sketch of every span of kind `span` in `[from, to)` (both on that kind's boundaries: UTC midnights,
+ * or the firsts of UTC months) of every parent with customers in it, whose stored sketch is missing or stale
+ * (its checksum changed). Returns how many sketches were folded. Days: the range's day rows walked once, in
+ * their primary key's order (parent, day); months: one month at a time, its day rows by parent.
  */
-export async function foldMonthOfAll(query: Query, t: SketchTables, month: Date, pageSize = MONTH_PAGE): Promise<number> {
-  const end = spanEnd('month', '$1::timestamptz');
-  let after = '00000000-0000-0000-0000-000000000000';
+export async function foldSpansOfAll(query: Query, t: SketchTables, span: Span, from: Date, to: Date, pageSize = PAGE): Promise<number> {
+  if (span === 'day') return foldPages(query, t, 'day', 'r.day', from, to, pageSize);
+  let count = 0;
+  for (let month = from; month < to; month = new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 1, 1))) {
+    count += await foldPages(query, t, 'month', '$3::timestamptz', month, new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 1, 1)), pageSize);
+  }
+  return count;
+}
+
+/**
+ * The pages of {@link foldSpansOfAll}: `pageSize` spans in key order (parent, start), each page's checksums and hashes
+ * in one statement (the hourly sets of a span whose sketch is current are not read). `start`: the SQL of a day
+ * row's (`r`) span start, which must follow the day rows' key order.
+ */
+async function foldPages(query: Query, t: SketchTables, span: Span, start: string, from: Date, to: Date, pageSize: number): Promise<number> {
+  let after: { parent: string; next: Date } = { parent: '00000000-0000-0000-0000-000000000000', next: from };
   let count = 0;
   for (;;) {
     const rows = (await query(
-      `SELECT p.parent::text AS parent, p.checksum::bigint::text AS checksum,
+      `SELECT p.parent::text AS parent, p.start, p.checksum::bigint::text AS checksum,
               CASE WHEN NOT p.current THEN
                 (SELECT string_agg(int8send(hashtextextended(c.customer, 0)), ''::bytea) FROM ${t.customers} c
-                  WHERE c.${t.parent} = p.parent AND c.hour >= $1 AND c.hour < ${end}) END AS hashes,
-              p.current
-         FROM (SELECT d.parent, d.checksum,
-                      EXISTS (SELECT 1 FROM ${t.sketches} k WHERE k.${t.parent} = d.parent AND k.span = 'month' AND k.start = $1 AND k.checksum = d.checksum) AS current
-                 FROM (SELECT r.${t.parent} AS parent, sum(r.customer_checksum) AS checksum FROM ${t.dayRows} r
-                        WHERE r.${t.parent} > $2::uuid AND r.day >= $1 AND r.day < ${end}
-                        GROUP BY 1 ORDER BY 1 LIMIT $3) d) p
-        ORDER BY p.parent`,
-      [month, after, pageSize],
-    )) as { parent: string; checksum: string; hashes: Buffer | null; current: boolean }[];
+                  WHERE c.${t.parent} = p.parent AND c.hour >= p.start AND c.hour < ${spanEnd(span, 'p.start')}) END AS hashes,
+              p.current, ${spanEnd(span, 'p.start')} AS next
+         FROM (SELECT d.parent, d.start, d.checksum,
+                      EXISTS (SELECT 1 FROM ${t.sketches} k WHERE k.${t.parent} = d.parent AND k.span = $5 AND k.start = d.start AND k.checksum = d.checksum) AS current
+                 FROM (SELECT r.${t.parent} AS parent, ${start} AS start, sum(r.customer_checksum) AS checksum FROM ${t.dayRows} r
+                        WHERE (r.${t.parent}, r.day) >= ($1::uuid, $2::timestamptz) AND r.day >= $3 AND r.day < $4
+                        GROUP BY 1, 2 ORDER BY 1, 2 LIMIT $6) d) p
+        ORDER BY p.parent, p.start`,
+      [after.parent, after.next, from, to, span, pageSize],
+    )) as { parent: string; start: Date; checksum: string; hashes: Buffer | null; current: boolean; next: Date }[];
     const folded = rows
       .filter((r) => !r.current)
       .map((r) => {
         const union = new CustomerUnion();
         if (r.hashes) union.addHashes(r.hashes);
-        return { parent: r.parent, start: month, checksum: r.checksum, customers: union.count(), union };
+        return { parent: r.parent, start: r.start, checksum: r.checksum, customers: union.count(), union };
       });
-    await storeSketches(query, t, 'month', folded);
+    await storeSketches(query, t, span, folded);
     count += folded.length;
     if (rows.length < pageSize) return count;
-    after = rows[rows.length - 1].parent;
+    // The next page starts after the last span: its parent, from the end of that span (its day rows are all before).
+    after = { parent: rows[rows.length - 1].parent, next: rows[rows.length - 1].next };
   }
 }

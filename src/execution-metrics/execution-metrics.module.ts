@@ -3,7 +3,7 @@ import { RollupsModule } from '../rollups/rollups.module.js';
 import { WorkflowsModule } from '../workflows/workflows.module.js';
 import { ExecutionMetricsRepository } from './execution-metrics.repository.js';
 import { ExecutionMetricsService } from './execution-metrics.service.js';
-import { MonthSketchLoop } from './month-sketch.loop.js';
+import { SketchLoop } from './sketch.loop.js';
 
 /**
  * Provider-only: the execution metrics of a workflow or a trigger over a period (the data of
@@ -17,6 +17,6 @@ import { MonthSketchLoop } from './month-sketch.loop.js';
 })
 export class ExecutionMetricsModule {}
 
-/** The month sketches kept stored (MonthSketchLoop), loaded only in worker processes (APP_ROLE worker or all). */
-@Module({ imports: [RollupsModule], providers: [MonthSketchLoop] })
+/** The sketches of closed days and months kept stored (SketchLoop), loaded only in worker processes (APP_ROLE worker or all). */
+@Module({ imports: [RollupsModule], providers: [SketchLoop] })
 export class ExecutionMetricsWorkerModule {}

@@ -1,7 +1,8 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseIsoDate } from '../../src/common/date-range.js';
-import { MonthSketchLoop } from '../../src/execution-metrics/month-sketch.loop.js';
+import { foldSpansOfAll, WORKFLOW_SKETCHES } from '../../src/execution-metrics/customer-days.js';
+import { SketchLoop } from '../../src/execution-metrics/sketch.loop.js';
 import { RollupFolder } from '../../src/rollups/rollup-folder.js';
 import { insertTrigger, insertWorkflowExecution } from '../factories/executions.js';
 import { createWorkflow } from '../factories/workflows.js';
@@ -742,44 +743,68 @@ describe('history: metrics from the hourly rollups equal the recorded rows', () 
     ]);
   });
 
-  it('the workers keep every closed month of the last year sketched, so that a year read folds none; a month changed later is folded again', async () => {
+  it('the workers keep every closed day and month of the last year sketched, so that a year read folds none; a span changed later is folded again', async () => {
     const ahead = (await createWorkflow(t, org)).id;
     // The two UTC months before this one: 40 executions on the 10th of each, 30 customers a month, 10 in both.
     const now = new Date();
     const months = [2, 1].map((back) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1)));
-    const insert = (count: number, customer: string) =>
+    const insert = (count: number, customer: string, workflowId = ahead) =>
       ds.query(
         `INSERT INTO workflow_executions (id, organization_id, workflow_id, workflow_version, customer_ref, channel, status, input, started_at, completed_at, duration_ms)
          SELECT uuid_v7(), $1, $2, 1, ${customer}, 'whatsapp', 'success', '{}', m.start + interval '9 days' + i * interval '1 minute',
                 m.start + interval '9 days' + i * interval '1 minute' + interval '1 second', 1000
            FROM unnest($3::timestamptz[]) WITH ORDINALITY AS m(start, k), generate_series(1, $4::int) i`,
-        [org.id, ahead, months.slice(0, count === 1 ? 1 : 2), count],
+        [org.id, workflowId, months.slice(0, count === 1 ? 1 : 2), count],
       );
     await insert(40, `'ahead-' || (m.k * 20 + i % 30)`);
-    const monthSketches = () =>
-      ds.query(`SELECT start, customers, xmin::text AS version FROM workflow_customer_sketches WHERE workflow_id = $1 AND span = 'month' ORDER BY start`, [ahead]) as Promise<
-        { start: Date; customers: number; version: string }[]
+    // Another workflow with customers on the same days, so that the passes page over two parents.
+    const beside = (await createWorkflow(t, org)).id;
+    await insert(40, `'beside-' || (i % 7)`, beside);
+    const sketches = () =>
+      ds.query(`SELECT span, start, customers, xmin::text AS version FROM workflow_customer_sketches WHERE workflow_id = $1 ORDER BY span, start`, [ahead]) as Promise<
+        { span: string; start: Date; customers: number; version: string }[]
       >;
-    expect(await monthSketches()).toEqual([]);
+    expect(await sketches()).toEqual([]);
     // The workers' loop (this app serves the API only), on the same database.
-    const loop = new MonthSketchLoop(ds, t.app.get(RollupFolder));
+    const loop = new SketchLoop(ds, t.app.get(RollupFolder));
     const first = await loop.pass(now, 366);
     expect(first.ran).toBe(true);
-    expect(first.folded).toBeGreaterThanOrEqual(2);
-    const stored = await monthSketches();
-    expect(stored.map((s) => [s.start.getTime(), s.customers])).toEqual(months.map((m) => [m.getTime(), 30]));
+    expect(first.folded.day).toBeGreaterThanOrEqual(2);
+    expect(first.folded.month).toBeGreaterThanOrEqual(2);
+    const tenth = months.map((m) => new Date(m.getTime() + 9 * 86_400_000));
+    const stored = await sketches();
+    expect(stored.map((s) => [s.span, s.start.getTime(), s.customers])).toEqual([
+      ...tenth.map((d) => ['day', d.getTime(), 30]),
+      ...months.map((m) => ['month', m.getTime(), 30]),
+    ]);
 
-    // A pass finds them current and folds neither again; a year's read merges them and folds none either.
+    // A pass finds them current and folds none again; a year's read, by day and by month, merges them and folds none either.
     await loop.pass(now, 366);
-    const year = await t.http.get(`/v1/workflows/${ahead}/metrics`).query({ start_date: months[0].toISOString() }).set(org.auth('read_only'));
-    expect(year.status).toBe(200);
-    expect(year.body.data.metrics.unique_customers).toBe(50);
-    expect(await monthSketches()).toEqual(stored);
+    for (const granularity of ['day', 'month']) {
+      const year = await t.http.get(`/v1/workflows/${ahead}/metrics`).query({ start_date: months[0].toISOString(), granularity }).set(org.auth('read_only'));
+      expect(year.status).toBe(200);
+      expect(year.body.data.metrics.unique_customers).toBe(50);
+    }
+    expect(await sketches()).toEqual(stored);
 
-    // A late execution of a new customer in the older month: its checksum moves, and the next pass that covers it folds it again.
+    // A late execution of a new customer on the older month's 10th: its day's and month's checksums move, and the next pass folds both again.
     await insert(1, `'ahead-late'`);
     await loop.pass(now, 366);
-    expect((await monthSketches()).map((s) => s.customers)).toEqual([31, 30]);
+    const late = (await sketches()).map((s) => s.customers);
+    expect(late).toEqual([31, 30, 31, 30]);
+
+    // Page by page (one span a page) over both workflows, from nothing: the same sketches.
+    const besideSketches = () => ds.query(`SELECT span, start, customers FROM workflow_customer_sketches WHERE workflow_id = $1 ORDER BY span, start`, [beside]);
+    const besideStored = await besideSketches();
+    expect(besideStored.map((r: { customers: number }) => r.customers)).toEqual([7, 7, 7, 7]);
+    await ds.query(`DELETE FROM workflow_customer_sketches WHERE workflow_id = ANY($1::uuid[])`, [[ahead, beside]]);
+    const query = (sql: string, values: unknown[]) => ds.query(sql, values) as Promise<Record<string, unknown>[]>;
+    const from = months[0];
+    const to = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+    expect(await foldSpansOfAll(query, WORKFLOW_SKETCHES, 'day', from, to, 1)).toBeGreaterThanOrEqual(4);
+    expect(await foldSpansOfAll(query, WORKFLOW_SKETCHES, 'month', from, to, 1)).toBeGreaterThanOrEqual(4);
+    expect((await sketches()).map((s) => s.customers)).toEqual(late);
+    expect(await besideSketches()).toEqual(besideStored);
   });
 
   it('reads whole hours from the rollup rows, which hold every execution of the workflow', async () => {

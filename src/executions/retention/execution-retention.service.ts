@@ -71,6 +71,12 @@ export const TRIM_BATCH = 1_000;
 export const TRIM_BUDGET_MS = 500;
 /** The pause before the next pass when the last one left rows to trim. */
 export const TRIM_PAUSE_MS = 5_000;
+/**
+ * After each month's check and each group's drop, a pass rests this many times as long as the step took: a
+ * pass that drops months (their checks read them whole, their files are removed at the commit) takes about a
+ * tenth of one connection's time, ten times as long in all, instead of a share of the cores the engine runs on.
+ */
+export const PACE_REST_RATIO = 9;
 /** How far ahead the monthly partitions are created. */
 const MONTHS_AHEAD = 2;
 /**
@@ -90,7 +96,7 @@ const RUNNING_CHECK_TIMEOUT = '5min';
 const RETENTION_LOCK = 7_710_000_001;
 
 /** The parts of a pass, timed in its report. */
-export type RetentionPhase = 'ahead' | 'checks' | 'locks' | 'drops' | 'files' | 'sides' | 'trims';
+export type RetentionPhase = 'ahead' | 'checks' | 'locks' | 'drops' | 'files' | 'sides' | 'trims' | 'rests';
 
 export interface RetentionReport {
   /** Partitions created ahead. */
@@ -108,7 +114,7 @@ export interface RetentionReport {
    * still in progress, waiting for the tables' locks (failed tries included), dropping (the catalog, under
    * the locks), the commit that removes the dropped months' files (after the locks are released: the file
    * system's time, which no statement of the engine waits for), deleting the side rows of dropped months,
-   * trimming.
+   * trimming; and resting between the checks and after the drops (PACE_REST_RATIO), not the database's time.
    */
   phasesMs: Record<RetentionPhase, number>;
 }
@@ -161,6 +167,8 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
   private timer?: NodeJS.Timeout;
   private running?: Promise<unknown>;
   private stopped = false;
+  /** PACE_REST_RATIO; a caller that measures a pass's own time alone may set 0. */
+  paceRestRatio = PACE_REST_RATIO;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -204,7 +212,7 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
       trimmed: 0,
       unfinished: false,
       ran: false,
-      phasesMs: { ahead: 0, checks: 0, locks: 0, drops: 0, files: 0, sides: 0, trims: 0 },
+      phasesMs: { ahead: 0, checks: 0, locks: 0, drops: 0, files: 0, sides: 0, trims: 0, rests: 0 },
     };
     const budget: TrimBudget = { ms: trimBudgetMs, used: false };
     const runner = this.dataSource.createQueryRunner();
@@ -302,41 +310,69 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
     childPartitions: Map<string, Set<string>>,
     report: RetentionReport,
   ): Promise<Dropped[] | 'deferred'> {
+    const idle = await this.idleMonths(runner, group, past, childPartitions, report);
+    if (idle.length === 0) return [];
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.dropOnce(runner, group, past, childPartitions, report);
-      if (outcome !== 'locked') return outcome;
+      const started = performance.now();
+      const outcome = await this.dropOnce(runner, group, idle, childPartitions, report);
+      if (outcome !== 'locked') {
+        await this.rest(report, performance.now() - started);
+        return outcome;
+      }
       if (attempt === DROP_TRIES) {
-        this.logger.warn(`${group.table}: ${past.length} months not dropped (next pass): its tables stayed busy for ${DROP_TRIES} tries of ${DROP_LOCK_TIMEOUT}`);
+        this.logger.warn(`${group.table}: ${idle.length} months not dropped (next pass): its tables stayed busy for ${DROP_TRIES} tries of ${DROP_LOCK_TIMEOUT}`);
         return 'deferred';
       }
       await new Promise((resolve) => setTimeout(resolve, DROP_RETRY_PAUSE_MS));
     }
   }
 
+  /**
+   * The months of `past` holding no row still in progress, each checked in a short transaction of its own
+   * (the check reads a month until its first such row, the whole month when there is none: beyond the
+   * service's per-statement limit on a large month), resting after each. A month past retention gains no
+   * such row: its ids are older than any new row's.
+   */
+  private async idleMonths(
+    runner: QueryRunner,
+    group: PartitionedGroup,
+    past: Partition[],
+    childPartitions: Map<string, Set<string>>,
+    report: RetentionReport,
+  ): Promise<Partition[]> {
+    const idle: Partition[] = [];
+    for (const p of past) {
+      const busySql = group.busy(p.name, p.to as string, (child) => this.childPartition(group, child, p, childPartitions));
+      const started = performance.now();
+      const busy = await this.timed(report, 'checks', async () => {
+        await runner.startTransaction();
+        try {
+          await runner.query(`SET LOCAL statement_timeout = '${RUNNING_CHECK_TIMEOUT}'`);
+          const [row] = (await runner.query(`SELECT ${busySql} AS busy`)) as { busy: boolean }[];
+          await runner.commitTransaction();
+          return row.busy;
+        } catch (error) {
+          await runner.rollbackTransaction();
+          throw error;
+        }
+      });
+      if (!busy) idle.push(p);
+      await this.rest(report, performance.now() - started);
+    }
+    return idle;
+  }
+
   /** One try of drop(): 'locked' when the tables' locks were not granted within DROP_LOCK_TIMEOUT. */
   private async dropOnce(
     runner: QueryRunner,
     group: PartitionedGroup,
-    past: Partition[],
+    idle: Partition[],
     childPartitions: Map<string, Set<string>>,
     report: RetentionReport,
   ): Promise<Dropped[] | 'locked' | 'deferred'> {
     await runner.startTransaction();
     try {
       await runner.query(`SET LOCAL lock_timeout = '${DROP_LOCK_TIMEOUT}'`);
-      // The check reads a month until its first running row (the whole month when there is none): beyond the
-      // service's per-statement limit on a large month.
-      await runner.query(`SET LOCAL statement_timeout = '${RUNNING_CHECK_TIMEOUT}'`);
-      const idle: Partition[] = [];
-      for (const p of past) {
-        const busySql = group.busy(p.name, p.to as string, (child) => this.childPartition(group, child, p, childPartitions));
-        const [{ busy }] = (await this.timed(report, 'checks', () => runner.query(`SELECT ${busySql} AS busy`))) as { busy: boolean }[];
-        if (!busy) idle.push(p);
-      }
-      if (idle.length === 0) {
-        await runner.rollbackTransaction();
-        return [];
-      }
       // Every table of the group at once, the parent first (a partition's drop takes its parent's exclusive lock):
       // not one table held while the next is waited for.
       const tables = [group.table, ...group.children.map((c) => c.table)];
@@ -359,11 +395,22 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
       await this.timed(report, 'files', () => runner.commitTransaction());
       return dropped;
     } catch (error) {
-      await runner.rollbackTransaction();
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
       if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) return 'locked';
       this.logger.warn(`${group.table}: months not dropped (next pass): ${(error as Error).message}`);
       return 'deferred';
     }
+  }
+
+  /**
+   * Rests PACE_REST_RATIO times as long as a step that took `ms` (less once the service stops): the pass's
+   * heavy steps then take about a tenth of one connection's time, whatever the machine.
+   */
+  private async rest(report: RetentionReport, ms: number): Promise<void> {
+    const until = performance.now() + ms * this.paceRestRatio;
+    const started = performance.now();
+    while (!this.stopped && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, Math.min(100, until - performance.now())));
+    report.phasesMs.rests += performance.now() - started;
   }
 
   /** Runs `work`, adding its time to the report's `phase`. */

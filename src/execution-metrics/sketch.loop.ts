@@ -4,22 +4,24 @@ import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { RollupFolder } from '../rollups/rollup-folder.js';
-import { foldMonthOfAll, TRIGGER_SKETCHES, WORKFLOW_SKETCHES, type Query } from './customer-days.js';
+import { foldSpansOfAll, TRIGGER_SKETCHES, WORKFLOW_SKETCHES, type Query } from './customer-days.js';
 
-/** How often a worker checks the last closed month; the first pass, a catch-up of the year, comes a little after start. */
-export const MONTH_SKETCH_EVERY_MS = 3_600_000;
+/** How often a worker sketches the days and months closed lately; the first pass, a catch-up of the year, comes a little after start. */
+export const SKETCH_EVERY_MS = 3_600_000;
+/** The days an hourly pass looks back: the last closed month (and the one before while a month is young), late folds. */
+export const RECENT_DAYS = 31;
 const FIRST_PASS_AFTER_MS = 30_000;
 /** The session advisory lock that makes one pass at a time across the workers (any number, fixed). */
-const MONTH_SKETCH_LOCK = 7_710_000_002;
+const SKETCH_LOCK = 7_710_000_002;
 const DAY_MS = 86_400_000;
 /** The longest period a metrics or analytics read covers: its closed months are the first pass's. */
 const MAX_PERIOD_DAYS = 366;
 
-export interface MonthSketchReport {
+export interface SketchReport {
   /** False when another worker held the pass. */
   ran: boolean;
-  /** Month sketches folded (missing or stale), workflows' and triggers' together. */
-  folded: number;
+  /** Sketches folded (missing or stale), workflows' and triggers' together, by span. */
+  folded: { day: number; month: number };
 }
 
 /** The first instants of the closed UTC months that start within the last `days` days before `now`, newest first. */
@@ -34,17 +36,17 @@ export function closedMonths(now: Date, days: number): Date[] {
 }
 
 /**
- * Keeps the distinct-customer sketch of every closed UTC month of every workflow and trigger stored, in the
- * workers: a period of a year then merges twelve stored sketches on its first read instead of folding a
- * year of hourly customer sets while the caller waits. The first pass of a process covers every closed
- * month a period may reach (the last MAX_PERIOD_DAYS); the hourly ones after it, the last closed month (a
- * month is sketched within the hour after it ends). What changes later in an older month (a late fold, a
+ * Keeps the distinct-customer sketches of every closed UTC day and month of every workflow and trigger stored,
+ * in the workers: a period's first read (a year by day or by month) then merges stored sketches instead of
+ * folding its hourly customer sets while the caller waits. The first pass of a process covers every closed
+ * span a period may reach (the last MAX_PERIOD_DAYS); the hourly ones after it, the last RECENT_DAYS (a day or a
+ * month is sketched within the hour after it ends). What changes later in an older span (a late fold; a
  * retention trim does not: it moves no rollup) makes its stored checksum stale, and the next read folds it.
- * One pass at a time across the workers (an advisory lock); a pass reads each month's day rows once.
+ * One pass at a time across the workers (an advisory lock); a pass walks the day rows of its range once per kind.
  */
 @Injectable()
-export class MonthSketchLoop implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(MonthSketchLoop.name);
+export class SketchLoop implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(SketchLoop.name);
   private readonly query: Query;
   private timer?: NodeJS.Timeout;
   private running?: Promise<unknown>;
@@ -72,39 +74,42 @@ export class MonthSketchLoop implements OnApplicationBootstrap, OnApplicationShu
     this.timer = setTimeout(() => {
       this.running = this.pass(new Date(), days)
         .then((report) => {
-          if (report.folded > 0) this.logger.log(`Month sketches: ${report.folded} folded`);
-          return MONTH_SKETCH_EVERY_MS;
+          if (report.folded.day + report.folded.month > 0) this.logger.log(`Sketches folded: ${report.folded.day} days, ${report.folded.month} months`);
         })
-        .catch((e: Error) => {
-          this.logger.warn(`Month sketches not folded (next pass): ${e.message}`);
-          return MONTH_SKETCH_EVERY_MS;
-        })
-        // After the first pass, the last closed month (and the one before while a month is young: late folds).
-        .then((next) => this.schedule(next, 31));
+        .catch((e: Error) => this.logger.warn(`Sketches not folded (next pass): ${e.message}`))
+        .then(() => this.schedule(SKETCH_EVERY_MS, RECENT_DAYS));
     }, delayMs);
     this.timer.unref();
   }
 
-  /** One pass: the closed months starting within the last `days` days before `now`, newest first. */
-  async pass(now: Date, days: number): Promise<MonthSketchReport> {
+  /** One pass: the closed UTC days of the last `days` days before `now`, and the closed months starting in them. */
+  async pass(now: Date, days: number): Promise<SketchReport> {
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
     try {
-      const [{ locked }] = (await runner.query(`SELECT pg_try_advisory_lock($1) AS locked`, [MONTH_SKETCH_LOCK])) as { locked: boolean }[];
-      if (!locked) return { ran: false, folded: 0 };
+      const [{ locked }] = (await runner.query(`SELECT pg_try_advisory_lock($1) AS locked`, [SKETCH_LOCK])) as { locked: boolean }[];
+      const folded = { day: 0, month: 0 };
+      if (!locked) return { ran: false, folded };
       try {
         // Every execution committed so far is in the day rows and hourly sets read below.
         await this.folder.catchUp();
-        let folded = 0;
-        for (const month of closedMonths(now, days)) {
+        const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+        const months = closedMonths(now, days);
+        const ranges = {
+          day: { from: new Date(today - days * DAY_MS), to: new Date(today) },
+          month: { from: months.at(-1), to: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)) },
+        };
+        for (const span of ['month', 'day'] as const) {
+          const { from, to } = ranges[span];
+          if (from === undefined) continue;
           for (const tables of [WORKFLOW_SKETCHES, TRIGGER_SKETCHES]) {
             if (this.stopped) return { ran: true, folded };
-            folded += await foldMonthOfAll(this.query, tables, month);
+            folded[span] += await foldSpansOfAll(this.query, tables, span, from, to);
           }
         }
         return { ran: true, folded };
       } finally {
-        await runner.query(`SELECT pg_advisory_unlock($1)`, [MONTH_SKETCH_LOCK]);
+        await runner.query(`SELECT pg_advisory_unlock($1)`, [SKETCH_LOCK]);
       }
     } finally {
       await runner.release();

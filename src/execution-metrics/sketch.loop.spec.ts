@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { closedMonths } from './month-sketch.loop.js';
+import { closedMonths } from './sketch.loop.js';
 
 const months = (...isos: string[]) => isos.map((iso) => new Date(iso));
 
