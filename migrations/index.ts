@@ -43,6 +43,7 @@ import { ExecutionsPartitioned1771200000000 } from './1771200000000-ExecutionsPa
 import { MessagesPartitioned1771200000001 } from './1771200000001-MessagesPartitioned.js';
 import { WebhookDeliveriesPartitioned1771200000002 } from './1771200000002-WebhookDeliveriesPartitioned.js';
 import { WorkflowVersionHistory1771300000000 } from './1771300000000-WorkflowVersionHistory.js';
+import { TriggerExecutionsRunning1771400000000 } from './1771400000000-TriggerExecutionsRunning.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -88,4 +89,5 @@ export const MIGRATIONS = [
   MessagesPartitioned1771200000001,
   WebhookDeliveriesPartitioned1771200000002,
   WorkflowVersionHistory1771300000000,
+  TriggerExecutionsRunning1771400000000,
 ];

@@ -14,7 +14,7 @@ const FIRST_PASS_AFTER_MS = 30_000;
 /** The session advisory lock that makes one pass at a time across the workers (any number, fixed). */
 const SKETCH_LOCK = 7_710_000_002;
 const DAY_MS = 86_400_000;
-/** The longest period a metrics or analytics read covers: its closed months are the first pass's. */
+/** The longest period a metrics or analytics read covers: its closed days and months are the first pass's. */
 const MAX_PERIOD_DAYS = 366;
 
 export interface SketchReport {

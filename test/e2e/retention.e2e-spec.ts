@@ -257,6 +257,15 @@ describe('execution data retention (executions, steps, answers and firings by mo
     const after = await partitions(ds);
     expect(after).toEqual(expect.arrayContaining(before));
     expect(after).toContain(monthName(Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth() + 2, 1)));
+    // Every month of the firings, those made ahead too, has the partial index of running firings the drop's check reads.
+    const [{ partitions: firingMonths, indexed }] = await ds.query(
+      `SELECT count(*)::int AS partitions, count(x.indexrelid)::int AS indexed
+         FROM pg_inherits i
+         LEFT JOIN pg_index x ON x.indrelid = i.inhrelid AND pg_get_expr(x.indpred, x.indrelid) LIKE '%running%'
+        WHERE i.inhparent = 'trigger_executions'::regclass`,
+    );
+    expect(firingMonths).toBeGreaterThan(12);
+    expect(indexed).toBe(firingMonths);
   });
 
   it('prunes a seeded year to 30 days: whole months dropped, the edge trimmed, running firings kept, analytics unchanged', async () => {

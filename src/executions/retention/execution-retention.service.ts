@@ -310,7 +310,13 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
     childPartitions: Map<string, Set<string>>,
     report: RetentionReport,
   ): Promise<Dropped[] | 'deferred'> {
-    const idle = await this.idleMonths(runner, group, past, childPartitions, report);
+    let idle: Partition[];
+    try {
+      idle = await this.idleMonths(runner, group, past, childPartitions, report);
+    } catch (error) {
+      this.logger.warn(`${group.table}: months not checked, so not dropped (next pass): ${(error as Error).message}`);
+      return 'deferred';
+    }
     if (idle.length === 0) return [];
     for (let attempt = 1; ; attempt++) {
       const started = performance.now();
@@ -330,8 +336,9 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
   /**
    * The months of `past` holding no row still in progress, each checked in a short transaction of its own
    * (the check reads a month until its first such row, the whole month when there is none: beyond the
-   * service's per-statement limit on a large month), resting after each. A month past retention gains no
-   * such row: its ids are older than any new row's.
+   * service's per-statement limit on a large month), resting after each. The check locks no row, as when it
+   * ran in the drop's transaction: a row that comes back into progress between the check and the drop goes
+   * with its month.
    */
   private async idleMonths(
     runner: QueryRunner,
