@@ -187,7 +187,7 @@ export default {
           note:
             `${databaseS} s of database time (target < ${PRUNE_MAX_S} s${databaseS >= PRUNE_MAX_S ? ': MISSED' : ''}), ${round(files / 1000, 3)} s removing the files at ` +
             `the commit, ${firstS} s in all with ${round(rests / 1000, 3)} s of rests; ${first.dropped} partitions dropped, ${first.trimmed} rows trimmed; ` +
-            `ms by phase: ${Object.entries(first.phasesMs ?? {}).map(([phase, ms]) => `${phase} ${Math.round(ms)}`).join(', ')}; ` +
+            `ms by phase: ${Object.entries(first.phasesMs).map(([phase, ms]) => `${phase} ${Math.round(ms)}`).join(', ')}; ` +
             `365-day trigger metrics ${unchanged ? 'unchanged' : 'CHANGED'}`,
         },
         {

@@ -167,8 +167,6 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
   private timer?: NodeJS.Timeout;
   private running?: Promise<unknown>;
   private stopped = false;
-  /** PACE_REST_RATIO; a caller that measures a pass's own time alone may set 0. */
-  paceRestRatio = PACE_REST_RATIO;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -414,7 +412,7 @@ export class ExecutionRetention implements OnApplicationBootstrap, OnApplication
    * heavy steps then take about a tenth of one connection's time, whatever the machine.
    */
   private async rest(report: RetentionReport, ms: number): Promise<void> {
-    const until = performance.now() + ms * this.paceRestRatio;
+    const until = performance.now() + ms * PACE_REST_RATIO;
     const started = performance.now();
     while (!this.stopped && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, Math.min(100, until - performance.now())));
     report.phasesMs.rests += performance.now() - started;
