@@ -1,7 +1,16 @@
+import type { Pool } from 'pg';
+import type { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { CustomerUnion } from './customer-sketch.js';
 
 /** Runs one statement with positional values and returns its rows. */
 export type Query = (sql: string, values: unknown[]) => Promise<Record<string, unknown>[]>;
+
+/** A {@link Query} on the data source's pool (no TypeORM query runner around each statement). */
+export function poolQuery(dataSource: DataSource): Query {
+  const pool = (dataSource.driver as PostgresDriver).master as Pool;
+  return async (sql, values) => (await pool.query(sql, values)).rows;
+}
 
 /** The tables of one kind of rollup: the day rows (counts, checksums), the hourly customer sets and the sketches. */
 export interface SketchTables {

@@ -2,11 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { Period } from '../common/date-range.js';
-import type { Pool } from 'pg';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { SqlStatement } from '../database/sql-statement.js';
 import { hourSplit, type HourSplit } from '../common/period-split.js';
-import { foldSpans, TRIGGER_SKETCHES, WORKFLOW_SKETCHES, type Query, type SketchTables, type Span } from './customer-days.js';
+import { foldSpans, poolQuery, TRIGGER_SKETCHES, WORKFLOW_SKETCHES, type Query, type SketchTables, type Span } from './customer-days.js';
 import { CustomerUnion } from './customer-sketch.js';
 import { SketchCache, type HeldSketch } from './sketch-cache.js';
 
@@ -293,7 +291,7 @@ export class ExecutionMetricsRepository {
   private readonly sketches = new SketchCache(SKETCH_CACHE_ENTRIES);
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
-    this.query = async (sql, values) => (await ((dataSource.driver as PostgresDriver).master as Pool).query(sql, values)).rows;
+    this.query = poolQuery(dataSource);
   }
 
   workflow(organizationId: string, workflowId: string, period: Period): Promise<ExecutionSummary> {

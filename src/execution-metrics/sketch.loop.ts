@@ -1,10 +1,8 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { RollupFolder } from '../rollups/rollup-folder.js';
-import { foldSpansOfAll, TRIGGER_SKETCHES, WORKFLOW_SKETCHES, type Query } from './customer-days.js';
+import { foldSpansOfAll, poolQuery, TRIGGER_SKETCHES, WORKFLOW_SKETCHES, type Query } from './customer-days.js';
 
 /** How often a worker sketches the days and months closed lately; the first pass, a catch-up of the year, comes a little after start. */
 export const SKETCH_EVERY_MS = 3_600_000;
@@ -56,7 +54,7 @@ export class SketchLoop implements OnApplicationBootstrap, OnApplicationShutdown
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly folder: RollupFolder,
   ) {
-    this.query = async (sql, values) => (await ((dataSource.driver as PostgresDriver).master as Pool).query(sql, values)).rows;
+    this.query = poolQuery(dataSource);
   }
 
   onApplicationBootstrap(): void {
