@@ -17,6 +17,7 @@ import { LoggingModule } from './common/logging/app-logger.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { dataSourceOptions } from './database/data-source.options.js';
+import { PoolWarmup } from './database/pool-warmup.js';
 import { IdempotencyGuard } from './idempotency/idempotency.guard.js';
 import { IdempotencyModule } from './idempotency/idempotency.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -78,6 +79,7 @@ export class AppModule {
         ...(config.runsWorkers ? workerModules : []),
       ],
       providers: [
+        PoolWarmup,
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: ErrorEnvelopeFilter },
         // The filter counts /v1 answers given before the guards ran against the caller's rate limits.

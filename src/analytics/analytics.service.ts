@@ -1,7 +1,8 @@
 import type { Granularity } from '../common/date-range.js';
 import { ExecutionMetricsService } from '../execution-metrics/execution-metrics.service.js';
 import { RollupFolder } from '../rollups/rollup-folder.js';
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
 import { isUuid } from '../common/ids/uuid.js';
 import { HealthService } from '../health/health.service.js';
 import { RedisService } from '../redis/redis.service.js';
@@ -117,7 +118,7 @@ export function selectMetrics(requested: string[] | undefined): WorkflowMetricNa
  * resolves the zone, then ownership, then the period, so a request reports faults in that order.
  */
 @Injectable()
-export class AnalyticsService {
+export class AnalyticsService implements OnApplicationBootstrap {
   private zones?: Promise<Map<string, string>>;
   private readonly readings = new SystemReadings();
   private readonly recentHealth = new RecentReading(() => this.systemHealth(), SYSTEM_HEALTH_MAX_AGE_MS);
@@ -133,16 +134,29 @@ export class AnalyticsService {
     private readonly redis: RedisService,
     private readonly executionMetrics: ExecutionMetricsService,
     private readonly rollups: RollupFolder,
+    private readonly config: AppConfig,
   ) {}
+
+  /**
+   * An API process reads PostgreSQL's zone names as it starts (about 0.1 s, PostgreSQL reads them from its
+   * files), not during the first analytics request. A failure is retried by that request.
+   */
+  onApplicationBootstrap(): void {
+    if (this.config.servesHttp) this.knownZones().catch(() => undefined);
+  }
 
   /** An IANA zone known to both PostgreSQL and Intl, canonically spelled; 400 INVALID_REQUEST (timezone) otherwise. */
   async timezone(value: string | undefined): Promise<string> {
     if (value === undefined) return 'UTC';
+    return resolveTimezone(value, await this.knownZones());
+  }
+
+  private knownZones(): Promise<Map<string, string>> {
     this.zones ??= this.workflowAnalytics.timezones().catch((error: unknown) => {
       this.zones = undefined;
       throw error;
     });
-    return resolveTimezone(value, await this.zones);
+    return this.zones;
   }
 
   private async period(input: AnalyticsPeriodInput, now: Date, withGranularity = false): Promise<AnalyticsPeriod> {

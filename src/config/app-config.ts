@@ -57,7 +57,7 @@ export class AppConfig {
   /** The executions sweep: how often it runs, and after how long untouched a running execution is queued again. */
   readonly executionSweep: { everyMs: number; orphanAfterMs: number };
   /** PostgreSQL: connection wait and per-statement limit (0: none) of the service's own pool. */
-  readonly database: { connectTimeoutMs: number; statementTimeoutMs: number };
+  readonly database: { connectTimeoutMs: number; statementTimeoutMs: number; poolMin: number };
   /** On SIGTERM: in-flight requests and running jobs get this long before they are cut off or released. */
   readonly shutdownTimeoutMs: number;
   readonly webhooks: {
@@ -156,7 +156,11 @@ export class AppConfig {
     this.executionSweep = { everyMs: parseDuration(env.EXECUTION_SWEEP_INTERVAL), orphanAfterMs: parseDuration(env.EXECUTION_ORPHAN_AFTER) };
     if (this.executionSweep.everyMs < 1000) throw new ConfigError('Invalid configuration:\n  EXECUTION_SWEEP_INTERVAL: must be at least 1s');
     if (this.executionSweep.orphanAfterMs < 1000) throw new ConfigError('Invalid configuration:\n  EXECUTION_ORPHAN_AFTER: must be at least 1s');
-    this.database = { connectTimeoutMs: parseDuration(env.DATABASE_CONNECT_TIMEOUT), statementTimeoutMs: parseDuration(env.DATABASE_STATEMENT_TIMEOUT) };
+    this.database = {
+      connectTimeoutMs: parseDuration(env.DATABASE_CONNECT_TIMEOUT),
+      statementTimeoutMs: parseDuration(env.DATABASE_STATEMENT_TIMEOUT),
+      poolMin: env.DATABASE_POOL_MIN,
+    };
     if (this.database.connectTimeoutMs < 100) throw new ConfigError('Invalid configuration:\n  DATABASE_CONNECT_TIMEOUT: must be at least 100ms');
     this.shutdownTimeoutMs = parseDuration(env.SHUTDOWN_TIMEOUT);
     if (this.shutdownTimeoutMs < 1000 || this.shutdownTimeoutMs > 600_000) throw new ConfigError('Invalid configuration:\n  SHUTDOWN_TIMEOUT: must be from 1s to 10m');

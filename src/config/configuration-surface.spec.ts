@@ -59,6 +59,7 @@ const SAMPLES: Record<string, string> = {
   EXECUTION_ORPHAN_AFTER: '7m',
   DATABASE_CONNECT_TIMEOUT: '7s',
   DATABASE_STATEMENT_TIMEOUT: '7s',
+  DATABASE_POOL_MIN: '3',
   SHUTDOWN_TIMEOUT: '7s',
   AI_PROVIDER: 'openai',
   AI_BASE_URL: 'http://127.0.0.1:9/v1',

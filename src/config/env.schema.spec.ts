@@ -130,21 +130,21 @@ describe('fault-handling variables', () => {
   // Loading the data source options loads every entity and migration: slow on a busy machine.
   it('reads the database timeouts, the shutdown timeout and the sweep timings, with their defaults', { timeout: 60_000 }, async () => {
     const defaults = new AppConfig(validateEnv({}));
-    expect(defaults.database).toEqual({ connectTimeoutMs: 5000, statementTimeoutMs: 30_000 });
+    expect(defaults.database).toEqual({ connectTimeoutMs: 5000, statementTimeoutMs: 30_000, poolMin: 8 });
     expect(defaults.shutdownTimeoutMs).toBe(4000);
     expect(defaults.executionSweep).toEqual({ everyMs: 60_000, orphanAfterMs: 120_000 });
     const set = new AppConfig(
-      validateEnv({ DATABASE_CONNECT_TIMEOUT: '2s', DATABASE_STATEMENT_TIMEOUT: '0', SHUTDOWN_TIMEOUT: '9s', EXECUTION_SWEEP_INTERVAL: '5s', EXECUTION_ORPHAN_AFTER: '30s' }),
+      validateEnv({ DATABASE_CONNECT_TIMEOUT: '2s', DATABASE_STATEMENT_TIMEOUT: '0', DATABASE_POOL_MIN: '0', SHUTDOWN_TIMEOUT: '9s', EXECUTION_SWEEP_INTERVAL: '5s', EXECUTION_ORPHAN_AFTER: '30s' }),
     );
-    expect(set.database).toEqual({ connectTimeoutMs: 2000, statementTimeoutMs: 0 });
+    expect(set.database).toEqual({ connectTimeoutMs: 2000, statementTimeoutMs: 0, poolMin: 0 });
     expect(set.shutdownTimeoutMs).toBe(9000);
     expect(set.executionSweep).toEqual({ everyMs: 5000, orphanAfterMs: 30_000 });
 
     // The service's pool gets them; migrations (no `database`) run without a statement timeout.
     const { dataSourceOptions } = await import('../database/data-source.options.js');
-    const extra = (o: unknown) => (o as { extra: { connectionTimeoutMillis: number; options: string } }).extra;
-    expect(extra(dataSourceOptions(defaults))).toMatchObject({ connectionTimeoutMillis: 5000, options: '-c jit=off -c statement_timeout=30000' });
-    expect(extra(dataSourceOptions(set))).toMatchObject({ connectionTimeoutMillis: 2000, options: '-c jit=off' });
+    const extra = (o: unknown) => (o as { extra: { connectionTimeoutMillis: number; options: string; min: number } }).extra;
+    expect(extra(dataSourceOptions(defaults))).toMatchObject({ connectionTimeoutMillis: 5000, options: '-c jit=off -c statement_timeout=30000', min: 8 });
+    expect(extra(dataSourceOptions(set))).toMatchObject({ connectionTimeoutMillis: 2000, options: '-c jit=off', min: 0 });
     expect(extra(dataSourceOptions({ databaseUrl: defaults.databaseUrl })).options).toBe('-c jit=off');
   });
 
@@ -152,6 +152,8 @@ describe('fault-handling variables', () => {
     ['SHUTDOWN_TIMEOUT', '500ms'],
     ['SHUTDOWN_TIMEOUT', 'soon'],
     ['DATABASE_CONNECT_TIMEOUT', '10ms'],
+    ['DATABASE_POOL_MIN', '21'],
+    ['DATABASE_POOL_MIN', '-1'],
     ['EXECUTION_SWEEP_INTERVAL', '100ms'],
     ['EXECUTION_ORPHAN_AFTER', 'x'],
   ])('refuses %s=%s naming the variable', (name, value) => {

@@ -230,6 +230,17 @@ export class EnvVars {
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'DATABASE_CONNECT_TIMEOUT must be a duration such as 5s or 2000ms' })
   DATABASE_CONNECT_TIMEOUT: string = '5s';
 
+  /**
+   * Connections each process keeps open to PostgreSQL (of its 20) however long they idle; an API process opens
+   * them at start. A connection opened anew starts with cold caches (its first statements plan over every
+   * monthly partition): a console page after a quiet minute paid that on each of its calls.
+   */
+  @Transform(toInt)
+  @IsInt({ message: 'DATABASE_POOL_MIN must be an integer from 0 to 20' })
+  @Min(0, { message: 'DATABASE_POOL_MIN must be an integer from 0 to 20' })
+  @Max(20, { message: 'DATABASE_POOL_MIN must be an integer from 0 to 20' })
+  DATABASE_POOL_MIN: number = 8;
+
   /** PostgreSQL cancels a statement of the service running longer than this (statement_timeout); 0 = never. */
   @IsString()
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'DATABASE_STATEMENT_TIMEOUT must be a duration such as 30s or 0 (none)' })

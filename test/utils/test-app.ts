@@ -36,6 +36,8 @@ export function testConfig(overrides: Record<string, string> = {}): AppConfig {
       REDIS_KEY_PREFIX: inject('redisKeyPrefix'),
       LOG_LEVEL: 'silent',
       APP_ROLE: 'all',
+      // Three test files side by side, some with several apps each, within PostgreSQL's 100 connections.
+      DATABASE_POOL_MIN: '2',
       ...overrides,
     },
   );

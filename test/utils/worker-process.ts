@@ -27,6 +27,8 @@ export class WorkerProcess {
         REDIS_URL: this.config.redisUrl,
         REDIS_KEY_PREFIX: this.config.redisKeyPrefix,
         LOG_LEVEL: 'warn',
+        // As the in-process test apps (test-app.ts): several processes per file within PostgreSQL's connections.
+        DATABASE_POOL_MIN: '2',
         ...this.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
