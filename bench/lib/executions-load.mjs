@@ -42,7 +42,7 @@ export async function measureExecutionsPerSecond(ctx, apiUrl, db) {
     'POST /v1/workflows',
   );
   await created(await ctx.api(apiUrl, 'POST', `/v1/workflows/${workflow.id}/activate`), 'activate');
-  await created(
+  const trigger = await created(
     await ctx.api(apiUrl, 'POST', '/v1/triggers', {
       name: `bench order messages ${Date.now()}`,
       type: 'message',
@@ -96,6 +96,10 @@ export async function measureExecutionsPerSecond(ctx, apiUrl, db) {
     [workflow.id, new Date(http.window.start), new Date(http.window.end)],
   );
   await waitUntil('the backlog to drain', 180_000, async () => (await backlog(db, workflow.id)) === 0);
+  // A later measurement in the same database creates its own trigger for the same keyword: were this one left
+  // active, each of its messages would start both workflows.
+  const removed = await ctx.api(apiUrl, 'DELETE', `/v1/triggers/${trigger.id}`);
+  if (removed.status !== 200 && removed.status !== 204) throw new Error(`DELETE /v1/triggers/${trigger.id} answered ${removed.status}`);
   const walPerExecution = w.completed > 0 ? Math.round(Number(wal.bytes) / w.completed) : null;
   return {
     requests_per_s: round(w.completed / windowS, 1),

@@ -15,28 +15,11 @@ import { ROOT } from '../lib/context.mjs';
 import { historyScaleFromEnv, seedHistory } from '../lib/history-seed.mjs';
 import { round } from '../lib/load.mjs';
 import { freePort } from '../lib/processes.mjs';
+import { firstSketchPass } from '../lib/sketches.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
 const PAGE_MAX_MS = 1000;
 const DAY = 86_400_000;
-
-/** A worker's first sketch pass (the build's own SketchLoop) over the seeded year, on a connection of its own, timed. */
-async function firstSketchPass(ctx) {
-  const dist = join(ctx.build.root, 'dist', 'src');
-  const { dataSourceOptions } = await import(join(dist, 'database', 'data-source.options.js'));
-  const { SketchLoop } = await import(join(dist, 'execution-metrics', 'sketch.loop.js'));
-  const { RollupFolder } = await import(join(dist, 'rollups', 'rollup-folder.js'));
-  const { DataSource } = await import('typeorm');
-  const ds = new DataSource({ ...dataSourceOptions({ databaseUrl: ctx.databaseUrl }), migrationsRun: false });
-  await ds.initialize();
-  try {
-    const started = performance.now();
-    const report = await new SketchLoop(ds, new RollupFolder(ds)).pass(new Date(), 366);
-    return { days: report.folded.day, months: report.folded.month, ms: performance.now() - started };
-  } finally {
-    await ds.destroy();
-  }
-}
 
 /** `npm run cli -- user:create` of the build under test, against the bench's database. */
 async function createUser(ctx, organizationId, email, password) {
