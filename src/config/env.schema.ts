@@ -232,8 +232,8 @@ export class EnvVars {
 
   /**
    * Connections each process keeps open to PostgreSQL (of its 20) however long they idle; an API process opens
-   * them at start. A connection opened anew starts with cold caches (its first statements plan over every
-   * monthly partition): a console page after a quiet minute paid that on each of its calls.
+   * them at start. A connection opened anew starts with cold catalog caches (its first use of each statement
+   * binds it several times slower): a console page after a quiet minute paid that on each of its calls.
    */
   @Transform(toInt)
   @IsInt({ message: 'DATABASE_POOL_MIN must be an integer from 0 to 20' })

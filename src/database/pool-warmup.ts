@@ -28,8 +28,8 @@ export class PoolWarmup implements OnApplicationBootstrap {
     }
   }
 
-  /** Opens up to `count` connections at once and hands them back idle; how many it could. */
-  async open(count: number): Promise<number> {
+  /** Opens up to `count` connections at once and hands them back idle; how many the pool holds then. */
+  private async open(count: number): Promise<number> {
     const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
     // All held at once: a connect takes an idle connection before it opens one.
     const clients = await Promise.allSettled(Array.from({ length: count }, () => pool.connect()));
