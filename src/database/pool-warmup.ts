@@ -1,9 +1,9 @@
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Pool, PoolClient } from 'pg';
+import type { PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { AppConfig } from '../config/app-config.js';
+import { servicePool } from './sql-statement.js';
 
 /**
  * An API process opens its pool's DATABASE_POOL_MIN connections before it is ready, rather than
@@ -30,7 +30,7 @@ export class PoolWarmup implements OnApplicationBootstrap {
 
   /** Opens up to `count` connections at once and hands them back idle; how many the pool holds then. */
   private async open(count: number): Promise<number> {
-    const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
+    const pool = servicePool(this.dataSource);
     // All held at once: a connect takes an idle connection before it opens one.
     const clients = await Promise.allSettled(Array.from({ length: count }, () => pool.connect()));
     for (const client of clients) if (client.status === 'fulfilled') (client.value as PoolClient).release();

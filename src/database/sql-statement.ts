@@ -2,6 +2,11 @@ import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 
+/** TypeORM's own pg pool behind the service's data source: the connections every statement of the service uses. */
+export function servicePool(dataSource: DataSource): Pool {
+  return (dataSource.driver as PostgresDriver).master as Pool;
+}
+
 /**
  * A statement of the execution hot path, run on TypeORM's own pg pool without TypeORM's
  * per-query bookkeeping (query runner, logging, broadcasting), which cost more CPU than these
@@ -26,8 +31,7 @@ export class SqlStatement<Row> {
   ) {}
 
   async run(dataSource: DataSource, values: unknown[]): Promise<Row[]> {
-    const pool = (dataSource.driver as PostgresDriver).master as Pool;
-    const result = await pool.query<Row & Record<string, unknown>>({ name: this.options.prepareAs, text: this.text, values });
+    const result = await servicePool(dataSource).query<Row & Record<string, unknown>>({ name: this.options.prepareAs, text: this.text, values });
     return result.rows;
   }
 }

@@ -1,6 +1,5 @@
-import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { servicePool } from '../database/sql-statement.js';
 import { CustomerUnion } from './customer-sketch.js';
 
 /** Runs one statement with positional values and returns its rows. */
@@ -8,7 +7,7 @@ export type Query = (sql: string, values: unknown[]) => Promise<Record<string, u
 
 /** A {@link Query} on the data source's pool (no TypeORM query runner around each statement). */
 export function poolQuery(dataSource: DataSource): Query {
-  const pool = (dataSource.driver as PostgresDriver).master as Pool;
+  const pool = servicePool(dataSource);
   return async (sql, values) => (await pool.query(sql, values)).rows;
 }
 
