@@ -14,7 +14,7 @@ import pg from 'pg';
 import { BenchContext } from '../lib/context.mjs';
 import { measureExport } from '../lib/export-timing.mjs';
 import { measureExecutionsPerSecond } from '../lib/executions-load.mjs';
-import { historyScaleFromEnv, seedHistory } from '../lib/history-seed.mjs';
+import { historyScaleFromEnv, SEEDED_YEAR_WORKER_ENV, seedHistory } from '../lib/history-seed.mjs';
 import { round } from '../lib/load.mjs';
 
 const LIST_P95_MS = 50;
@@ -157,7 +157,7 @@ function historyScenario({ analyticsOnly }) {
       const rows = targets.map((t, i) => ({ name: t.name, measurement: measured[i], max_p95_ms: t.p95 }));
 
       // Executions/s on top of the history (same process layout as on the empty database).
-      await ctx.startApp({ role: 'worker', env: { WORKER_CONCURRENCY: '10' } });
+      await ctx.startApp({ role: 'worker', env: { ...SEEDED_YEAR_WORKER_ENV, WORKER_CONCURRENCY: '10' } });
       if (analyticsOnly) {
         rows.push(await measureExport(ctx, api.url, { workflowId, rows: total }));
         return rows;

@@ -12,15 +12,28 @@
 //   the commit's removal of the dropped files, which happens after the locks are released), target < 2 s, with
 //   its file removal and its wall time (rests included) reported; then the passes that finish the edge's trim,
 //   back to back once the load is over, counted and timed (reported).
+// - the trigger's 365-day metrics (over a window with a fixed end) before and after the prune: unchanged, figure by
+//   figure (what differs is printed).
 // Not part of the default run (it seeds the whole history): BENCH_SCENARIOS=retention.
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { measureExecutionsPerSecond } from '../lib/executions-load.mjs';
-import { historyScaleFromEnv, seedHistory } from '../lib/history-seed.mjs';
+import { historyScaleFromEnv, SEEDED_YEAR_WORKER_ENV, seedHistory } from '../lib/history-seed.mjs';
 import { round } from '../lib/load.mjs';
 import { firstSketchPass } from '../lib/sketches.mjs';
 
 const DAY = 86_400_000;
+
+/** Where two JSON bodies differ, as `path: before → after` lines (at most `max`). */
+function differences(before, after, path = '', out = [], max = 12) {
+  if (out.length >= max) return out;
+  if (before !== null && after !== null && typeof before === 'object' && typeof after === 'object') {
+    for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) differences(before[key], after[key], `${path}.${key}`, out, max);
+  } else if (JSON.stringify(before) !== JSON.stringify(after)) {
+    out.push(`${path || '.'}: ${JSON.stringify(before)} → ${JSON.stringify(after)}`);
+  }
+  return out;
+}
 const PRUNE_MAX_S = 2;
 const P95_GROWTH = 1.25;
 
@@ -137,11 +150,17 @@ export default {
       ];
       const connections = Number(process.env.BENCH_HISTORY_CONNECTIONS ?? '4');
       const read = () => ctx.measureInterleaved(targets.map((t) => ({ url: `${api.url}${t.path}`, headers, connections })));
-      const yearBefore = await (await fetch(`${api.url}${targets[2].path}`, { headers })).json();
+      // The year's figures compared before and after: over a window with a fixed end (the default end is the request's
+      // own time, which the response echoes), so that any difference is a figure.
+      const yearPath = `${targets[2].path}&end_date=${encodeURIComponent(new Date(now).toISOString())}`;
+      const year = async () => (await (await fetch(`${api.url}${yearPath}`, { headers })).json()).data;
+      const yearBefore = await year();
       const readsBefore = await read();
 
-      await ctx.startApp({ role: 'worker', env: { WORKER_CONCURRENCY: '10' } });
+      await ctx.startApp({ role: 'worker', env: { ...SEEDED_YEAR_WORKER_ENV, WORKER_CONCURRENCY: '10' } });
       const without = await measureExecutionsPerSecond(ctx, api.url, db);
+      const yearBeforePrune = await year();
+      for (const line of differences(yearBefore, yearBeforePrune)) console.log(`  365-day trigger metrics changed before the prune: ${line}`);
 
       // The passes start once the load's warm-up is over (its set-up and sanity run take about two seconds) and
       // follow each other as the service schedules them while the load runs; then back to back until done.
@@ -176,8 +195,10 @@ export default {
       const trimmed = passes.reduce((s, p) => s + p.trimmed, 0);
 
       const readsAfter = await read();
-      const yearAfter = await (await fetch(`${api.url}${targets[2].path}`, { headers })).json();
-      const unchanged = JSON.stringify(yearBefore.data) === JSON.stringify(yearAfter.data);
+      const yearAfter = await year();
+      const changes = differences(yearBeforePrune, yearAfter);
+      for (const line of changes) console.log(`  365-day trigger metrics changed by the prune: ${line}`);
+      const unchanged = changes.length === 0 && JSON.stringify(yearBefore) === JSON.stringify(yearAfter);
       // Without a prune again, once it is over: the run with it is compared with both (ABA), not with one run
       // minutes apart on a machine that drifts.
       const withoutAfter = await measureExecutionsPerSecond(ctx, api.url, db);
