@@ -4,6 +4,7 @@ import type { DataSource } from 'typeorm';
 import { uuidv7 } from '../../common/ids/uuid-v7.js';
 import { isoTime } from '../../common/iso-time.js';
 import { AppConfig } from '../../config/app-config.js';
+import { SqlStatement } from '../../database/sql-statement.js';
 import { ConversationsService } from '../../customers/conversations.service.js';
 import { ExecutionEngine } from '../../executions/execution-engine.service.js';
 import { ExecutionsService, type ConversationTurn } from '../../executions/executions.service.js';
@@ -28,6 +29,82 @@ export const UNAVAILABLE_PHRASE = 'Sorry, we cannot take your call right now. Go
 const START_LEASE_SECONDS = 15;
 /** The same for handing a turn's input to the execution. */
 const DELIVERY_LEASE_SECONDS = 15;
+
+/*
+ * The call's statements, named (parsed and planned once per connection) and run without TypeORM's per-query
+ * bookkeeping: a call runs six to eight of them, on the same path as the WhatsApp conversation's statements.
+ * Every one finds its rows by a key (the call's id, or the account and CallSid), so one generic plan fits all.
+ */
+const CALL_COLUMNS = 'id, caller, execution_id';
+const OPEN_CALL = new SqlStatement<CallRow>(
+  `WITH c AS (
+     INSERT INTO voice_calls (id, organization_id, channel_account_id, call_sid, caller) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (channel_account_id, call_sid) DO NOTHING
+     RETURNING ${CALL_COLUMNS}
+   ), t AS (
+     INSERT INTO voice_call_turns (call_id, turn) SELECT id, 0 FROM c
+   )
+   SELECT ${CALL_COLUMNS} FROM c`,
+  { prepareAs: 'voice.open-call' },
+);
+const TAKE_OVER_START = new SqlStatement<CallRow>(
+  `UPDATE voice_calls SET claimed_at = now()
+    WHERE channel_account_id = $1 AND organization_id = $2 AND call_sid = $3 AND execution_id IS NULL
+      AND claimed_at < now() - make_interval(secs => $4)
+   RETURNING ${CALL_COLUMNS}`,
+  { prepareAs: 'voice.take-over-start' },
+);
+const FIND_CALL = new SqlStatement<CallRow>(
+  `SELECT ${CALL_COLUMNS} FROM voice_calls WHERE channel_account_id = $1 AND organization_id = $2 AND call_sid = $3`,
+  { prepareAs: 'voice.find-call' },
+);
+const CALL_BY_ID = new SqlStatement<CallRow>(`SELECT ${CALL_COLUMNS} FROM voice_calls WHERE id = $1`, { prepareAs: 'voice.call-by-id' });
+const FIND_CALL_WITH_TURNS = new SqlStatement<CallRow & { turns: TurnRow[] }>(
+  `SELECT c.id, c.caller, c.execution_id,
+          COALESCE((SELECT json_agg(json_build_object('turn', t.turn, 'input', t.input, 'twiml', t.twiml, 'prompt', t.prompt, 'said_until', t.said_until::text))
+                      FROM voice_call_turns t WHERE t.call_id = c.id AND t.turn = ANY ($4::int[])), '[]'::json) AS turns
+     FROM voice_calls c WHERE c.channel_account_id = $1 AND c.organization_id = $2 AND c.call_sid = $3`,
+  { prepareAs: 'voice.find-call-with-turns' },
+);
+const TURNS = new SqlStatement<TurnRow>(
+  `SELECT turn, input, twiml, prompt, said_until::text AS said_until FROM voice_call_turns WHERE call_id = $1 AND turn = ANY ($2::int[])`,
+  { prepareAs: 'voice.turns' },
+);
+const DELIVERED = new SqlStatement<{ delivered: boolean }>(`SELECT delivered FROM voice_call_turns WHERE call_id = $1 AND turn = $2`, {
+  prepareAs: 'voice.delivered',
+});
+const MARK_DELIVERED = new SqlStatement<never>(`UPDATE voice_call_turns SET delivered = true WHERE call_id = $1 AND turn = $2`, {
+  prepareAs: 'voice.mark-delivered',
+});
+/** A turn's claim to hand its input over: not answered, not handed over, and no other request holding it within the lease. */
+const CLAIMABLE = `t.twiml IS NULL AND NOT t.delivered AND (t.delivering_at IS NULL OR t.delivering_at < now() - make_interval(secs => ${DELIVERY_LEASE_SECONDS}))`;
+const CLAIM_RECORDED_INPUT = new SqlStatement<{ input: string }>(
+  `UPDATE voice_call_turns t SET delivering_at = now() WHERE t.call_id = $1 AND t.turn = $2 AND t.input IS NOT NULL AND ${CLAIMABLE} RETURNING t.input`,
+  { prepareAs: 'voice.claim-recorded-input' },
+);
+const RECORD_AND_CLAIM_INPUT = new SqlStatement<{ input: string }>(
+  `INSERT INTO voice_call_turns AS t (call_id, turn, input, delivering_at) VALUES ($1, $2, $3, now())
+   ON CONFLICT (call_id, turn) DO UPDATE SET delivering_at = now() WHERE t.input IS NOT NULL AND ${CLAIMABLE}
+   RETURNING t.input`,
+  { prepareAs: 'voice.record-and-claim-input' },
+);
+const STORE_ANSWER = new SqlStatement<{ twiml: string }>(
+  `INSERT INTO voice_call_turns AS t (call_id, turn, twiml, prompt, said_until, answered_at) VALUES ($1, $2, $3, $4, $5, now())
+   ON CONFLICT (call_id, turn) DO UPDATE SET twiml = EXCLUDED.twiml, prompt = EXCLUDED.prompt, said_until = EXCLUDED.said_until, answered_at = EXCLUDED.answered_at
+    WHERE t.twiml IS NULL
+   RETURNING twiml`,
+  { prepareAs: 'voice.store-answer' },
+);
+const ATTACH_EXECUTION = new SqlStatement<{ execution_id: string; end_status: string | null }>(
+  `UPDATE voice_calls SET execution_id = $2 WHERE id = $1 AND execution_id IS NULL RETURNING execution_id, end_status`,
+  { prepareAs: 'voice.attach-execution' },
+);
+const CALL_ENDED = new SqlStatement<{ execution_id: string | null }>(
+  `UPDATE voice_calls SET end_status = COALESCE(end_status, $4), ended_at = COALESCE(ended_at, now())
+    WHERE channel_account_id = $1 AND organization_id = $2 AND call_sid = $3
+   RETURNING execution_id`,
+  { prepareAs: 'voice.call-ended' },
+);
 
 export interface VoiceRequest {
   rawBody: Buffer | undefined;
@@ -142,7 +219,7 @@ export class VoiceCallsService {
     // This request hands the input over, once its wait is registered: the run it causes cannot be missed.
     return this.settle(call, { ...row, executionId }, turn, previous.said_until, async () => {
       await this.deliver(call, row, turn, delivery.input, params);
-      await this.dataSource.query(`UPDATE voice_call_turns SET delivered = true WHERE call_id = $1 AND turn = $2`, [row.id, turn]);
+      await MARK_DELIVERED.run(this.dataSource, [row.id, turn]);
       // Wakes the other requests of this turn (a twin from Twilio, in this process or another).
       this.waiter.announce(executionId);
     });
@@ -156,22 +233,11 @@ export class VoiceCallsService {
    * execution's row and make a run in progress commit again.
    */
   private async claimDelivery(callId: string, turn: number, input: string | null): Promise<{ input: string } | null> {
-    const claim = `t.twiml IS NULL AND NOT t.delivered AND (t.delivering_at IS NULL OR t.delivering_at < now() - make_interval(secs => ${DELIVERY_LEASE_SECONDS}))`;
-    const rows =
+    const [claimed] =
       input === null
-        ? updated<{ input: string }>(
-            await this.dataSource.query(
-              `UPDATE voice_call_turns t SET delivering_at = now() WHERE t.call_id = $1 AND t.turn = $2 AND t.input IS NOT NULL AND ${claim} RETURNING t.input`,
-              [callId, turn],
-            ),
-          )
-        : ((await this.dataSource.query(
-            `INSERT INTO voice_call_turns AS t (call_id, turn, input, delivering_at) VALUES ($1, $2, $3, now())
-             ON CONFLICT (call_id, turn) DO UPDATE SET delivering_at = now() WHERE t.input IS NOT NULL AND ${claim}
-             RETURNING t.input`,
-            [callId, turn, input],
-          )) as { input: string }[]);
-    return rows[0] ?? null;
+        ? await CLAIM_RECORDED_INPUT.run(this.dataSource, [callId, turn])
+        : await RECORD_AND_CLAIM_INPUT.run(this.dataSource, [callId, turn, input]);
+    return claimed ?? null;
   }
 
   /** The caller's answer, through the conversation path of POST /v1/messages: kept for the waiting execution, which runs. */
@@ -234,13 +300,7 @@ export class VoiceCallsService {
 
   /** Keeps a turn's answer; when another request answered it first, theirs is the answer (both would say the same). */
   private async store(callId: string, turn: number, twiml: string, prompt: string | null, saidUntil: string | null): Promise<string> {
-    const [stored] = (await this.dataSource.query(
-      `INSERT INTO voice_call_turns AS t (call_id, turn, twiml, prompt, said_until, answered_at) VALUES ($1, $2, $3, $4, $5, now())
-       ON CONFLICT (call_id, turn) DO UPDATE SET twiml = EXCLUDED.twiml, prompt = EXCLUDED.prompt, said_until = EXCLUDED.said_until, answered_at = EXCLUDED.answered_at
-        WHERE t.twiml IS NULL
-       RETURNING twiml`,
-      [callId, turn, twiml, prompt, saidUntil],
-    )) as { twiml: string }[];
+    const [stored] = await STORE_ANSWER.run(this.dataSource, [callId, turn, twiml, prompt, saidUntil]);
     if (stored) return stored.twiml;
     const [first] = await this.turns(callId, [turn]);
     return first?.twiml ?? twiml;
@@ -255,25 +315,9 @@ export class VoiceCallsService {
    * workflow (it created the row, or took over a start left unfinished past START_LEASE_SECONDS).
    */
   private async openCall(account: ChannelAccount, callSid: string, caller: string): Promise<{ row: Call; mayStart: boolean; created: boolean }> {
-    const [created] = (await this.dataSource.query(
-      `WITH c AS (
-         INSERT INTO voice_calls (id, organization_id, channel_account_id, call_sid, caller) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (channel_account_id, call_sid) DO NOTHING
-         RETURNING id, caller, execution_id
-       ), t AS (
-         INSERT INTO voice_call_turns (call_id, turn) SELECT id, 0 FROM c
-       )
-       SELECT id, caller, execution_id FROM c`,
-      [uuidv7(), account.organizationId, account.id, callSid, caller],
-    )) as CallRow[];
+    const [created] = await OPEN_CALL.run(this.dataSource, [uuidv7(), account.organizationId, account.id, callSid, caller]);
     if (created) return { row: toCall(created), mayStart: true, created: true };
-    const [takenOver] = updated<CallRow>(await this.dataSource.query(
-      `UPDATE voice_calls SET claimed_at = now()
-        WHERE channel_account_id = $1 AND organization_id = $2 AND call_sid = $3 AND execution_id IS NULL
-          AND claimed_at < now() - make_interval(secs => $4)
-       RETURNING id, caller, execution_id`,
-      [account.id, account.organizationId, callSid, START_LEASE_SECONDS],
-    ));
+    const [takenOver] = await TAKE_OVER_START.run(this.dataSource, [account.id, account.organizationId, callSid, START_LEASE_SECONDS]);
     if (takenOver) return { row: toCall(takenOver), mayStart: true, created: false };
     const row = await this.findCall(account, callSid);
     if (!row) throw new ChannelAccountNotFoundError();
@@ -281,30 +325,18 @@ export class VoiceCallsService {
   }
 
   private async findCall(account: ChannelAccount, callSid: string): Promise<Call | null> {
-    const [row] = (await this.dataSource.query(
-      `SELECT id, caller, execution_id FROM voice_calls WHERE channel_account_id = $1 AND organization_id = $2 AND call_sid = $3`,
-      [account.id, account.organizationId, callSid],
-    )) as CallRow[];
+    const [row] = await FIND_CALL.run(this.dataSource, [account.id, account.organizationId, callSid]);
     return row ? toCall(row) : null;
   }
 
   /** The call's row and the given turns' rows, in one read. */
   private async findCallWithTurns(account: ChannelAccount, callSid: string, turns: number[]): Promise<{ row: Call; turns: TurnRow[] } | null> {
-    const [row] = (await this.dataSource.query(
-      `SELECT c.id, c.caller, c.execution_id,
-              COALESCE((SELECT json_agg(json_build_object('turn', t.turn, 'input', t.input, 'twiml', t.twiml, 'prompt', t.prompt, 'said_until', t.said_until::text))
-                          FROM voice_call_turns t WHERE t.call_id = c.id AND t.turn = ANY ($4::int[])), '[]'::json) AS turns
-         FROM voice_calls c WHERE c.channel_account_id = $1 AND c.organization_id = $2 AND c.call_sid = $3`,
-      [account.id, account.organizationId, callSid, turns.filter((t) => t >= 0)],
-    )) as (CallRow & { turns: TurnRow[] })[];
+    const [row] = await FIND_CALL_WITH_TURNS.run(this.dataSource, [account.id, account.organizationId, callSid, turns.filter((t) => t >= 0)]);
     return row ? { row: toCall(row), turns: row.turns } : null;
   }
 
   private async turns(callId: string, turns: number[]): Promise<TurnRow[]> {
-    return (await this.dataSource.query(
-      `SELECT turn, input, twiml, prompt, said_until::text AS said_until FROM voice_call_turns WHERE call_id = $1 AND turn = ANY ($2::int[])`,
-      [callId, turns.filter((t) => t >= 0)],
-    )) as TurnRow[];
+    return TURNS.run(this.dataSource, [callId, turns.filter((t) => t >= 0)]);
   }
 
   /**
@@ -325,10 +357,7 @@ export class VoiceCallsService {
       metadata: { user_agent: 'Twilio', timestamp: isoTime(new Date()), source: 'message' },
     });
     if (!fired.workflowExecutionId) return null;
-    const [attached] = updated<{ execution_id: string; end_status: string | null }>(await this.dataSource.query(
-      `UPDATE voice_calls SET execution_id = $2 WHERE id = $1 AND execution_id IS NULL RETURNING execution_id, end_status`,
-      [call.id, fired.workflowExecutionId],
-    ));
+    const [attached] = await ATTACH_EXECUTION.run(this.dataSource, [call.id, fired.workflowExecutionId]);
     if (!attached) {
       // A request that took over the start attached its own first: this execution is nobody's call.
       await this.engine.endCall(fired.workflowExecutionId, 'canceled');
@@ -340,23 +369,18 @@ export class VoiceCallsService {
   }
 
   private async delivered(callId: string, turn: number): Promise<boolean> {
-    const [row] = (await this.dataSource.query(`SELECT delivered FROM voice_call_turns WHERE call_id = $1 AND turn = $2`, [callId, turn])) as { delivered: boolean }[];
+    const [row] = await DELIVERED.run(this.dataSource, [callId, turn]);
     return row?.delivered === true;
   }
 
   private async callById(id: string): Promise<Call | null> {
-    const [row] = (await this.dataSource.query(`SELECT id, caller, execution_id FROM voice_calls WHERE id = $1`, [id])) as CallRow[];
+    const [row] = await CALL_BY_ID.run(this.dataSource, [id]);
     return row ? toCall(row) : null;
   }
 
   /** A status callback with a terminal CallStatus: the call's execution, if still running, ends (CALL_ENDED). */
   private async callEnded(account: ChannelAccount, callSid: string, callStatus: string): Promise<void> {
-    const [row] = updated<{ execution_id: string | null }>(await this.dataSource.query(
-      `UPDATE voice_calls SET end_status = COALESCE(end_status, $4), ended_at = COALESCE(ended_at, now())
-        WHERE channel_account_id = $1 AND organization_id = $2 AND call_sid = $3
-       RETURNING execution_id`,
-      [account.id, account.organizationId, callSid, callStatus],
-    ));
+    const [row] = await CALL_ENDED.run(this.dataSource, [account.id, account.organizationId, callSid, callStatus]);
     if (row?.execution_id) await this.engine.endCall(row.execution_id, callStatus);
   }
 
@@ -383,7 +407,3 @@ function toCall(row: CallRow): Call {
   return { id: row.id, caller: row.caller, executionId: row.execution_id };
 }
 
-/** The rows of an UPDATE … RETURNING (TypeORM's PostgreSQL driver answers an UPDATE with [rows, count]). */
-function updated<T>(result: unknown): T[] {
-  return (result as [T[], number])[0];
-}
