@@ -269,6 +269,24 @@ describe('voice: phone calls through Twilio', () => {
     expect(call.execution_id).toBeNull();
   });
 
+  it('apologises and hangs up, at once, when the account\'s workflow is not active', async () => {
+    const workflowId = await activeWorkflow(t, org, CONVERSATION);
+    expect((await t.http.post(`/v1/workflows/${workflowId}/deactivate`).set(org.auth('read_write'))).status).toBe(200);
+    const account = await voiceAccount(t, org, { workflow_id: workflowId });
+    const sid = callSid();
+    const from = caller();
+    const started = Date.now();
+    const root = twiml(await twilioPost(t, voicePath(account.id), callParams(sid, from)));
+    expect(verbs(root)).toEqual([expect.stringMatching(/^Say\(Sorry.*\)$/), 'Hangup']);
+    // Not after VOICE_ANSWER_TIMEOUT: nothing was started, so nothing is waited for.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const [call] = await db.query(`SELECT execution_id FROM voice_calls WHERE call_sid = $1`, [sid]);
+    expect(call.execution_id).toBeNull();
+    expect(await executionsOf(workflowId)).toEqual([]);
+    // Asked again (Twilio repeating the request): the same answer, kept.
+    expect(verbs(twiml(await twilioPost(t, voicePath(account.id), callParams(sid, from))))).toEqual(verbs(root));
+  });
+
   it('ends a waiting execution with CALL_ENDED when the caller hangs up (status callback), once', async () => {
     const workflowId = await activeWorkflow(t, org, CONVERSATION);
     const account = await voiceAccount(t, org, { workflow_id: workflowId });
