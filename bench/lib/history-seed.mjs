@@ -18,7 +18,6 @@
 // have kept them. `scale` multiplies every count (BENCH_HISTORY_SCALE).
 import { round } from './load.mjs';
 
-/** BENCH_HISTORY_SCALE (default 1): what the seeded counts are multiplied by, e.g. 0.02 for a quick trial. */
 /**
  * The environment of a worker started on the seeded year. Its ~1% running executions are not waiting (they stand
  * at the greeting, as a run in progress would) and were never queued, so the sweep would take each for an
@@ -27,6 +26,7 @@ import { round } from './load.mjs';
  */
 export const SEEDED_YEAR_WORKER_ENV = { EXECUTION_ORPHAN_AFTER: '3650d' };
 
+/** BENCH_HISTORY_SCALE (default 1): what the seeded counts are multiplied by, e.g. 0.02 for a quick trial. */
 export function historyScaleFromEnv() {
   const raw = process.env.BENCH_HISTORY_SCALE ?? '1';
   const scale = Number(raw);

@@ -24,6 +24,8 @@ import { round } from '../lib/load.mjs';
 import { firstSketchPass } from '../lib/sketches.mjs';
 
 const DAY = 86_400_000;
+const PRUNE_MAX_S = 2;
+const P95_GROWTH = 1.25;
 
 /** Where two JSON bodies differ, as `path: before → after` lines (at most `max`). */
 function differences(before, after, path = '', out = [], max = 12) {
@@ -35,8 +37,6 @@ function differences(before, after, path = '', out = [], max = 12) {
   }
   return out;
 }
-const PRUNE_MAX_S = 2;
-const P95_GROWTH = 1.25;
 
 /** The retention pass of the build under test, on a connection of its own. */
 async function retentionOf(databaseUrl) {

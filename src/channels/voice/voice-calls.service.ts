@@ -32,8 +32,8 @@ const DELIVERY_LEASE_SECONDS = 15;
 
 /*
  * The call's statements, named (parsed and planned once per connection) and run without TypeORM's per-query
- * bookkeeping: a call runs six to eight of them, on the same path as the WhatsApp conversation's statements.
- * Every one finds its rows by a key (the call's id, or the account and CallSid), so one generic plan fits all.
+ * bookkeeping, as the engine's are: a call runs six to eight of them besides the engine's. Every one finds its
+ * rows by a key (the call's id, or the account and CallSid), so one generic plan fits every call.
  */
 const CALL_COLUMNS = 'id, caller, execution_id';
 const OPEN_CALL = new SqlStatement<CallRow>(
