@@ -31,9 +31,13 @@ export const REPLY_WINDOW = new SqlStatement<{ provider: string; last_inbound_at
   { prepareAs: 'channels.reply-window' },
 );
 
-/** Whether the account `column` names exists (true for NULL, no account): false once it is deleted. */
+/**
+ * Whether the account `column` names exists (true for NULL, no account): false once it is deleted. A probe
+ * of the primary key per row: OFFSET 0 keeps the planner from turning the EXISTS into a hashed subplan, which
+ * reads every account into a hash and which a cached plan made while the table looked small would keep.
+ */
 export function channelAccountExists(column: string): string {
-  return `(${column} IS NULL OR EXISTS (SELECT 1 FROM channel_accounts a WHERE a.id = ${column}))`;
+  return `(${column} IS NULL OR EXISTS (SELECT 1 FROM channel_accounts a WHERE a.id = ${column} OFFSET 0))`;
 }
 
 /** The send state of messages ($1: message ids), for the steps that sent them. */

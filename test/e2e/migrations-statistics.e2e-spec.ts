@@ -3,6 +3,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { dataSourceOptions } from '../../src/database/data-source.options.js';
+import { SqlStatement } from '../../src/database/sql-statement.js';
 import { TEST_POSTGRES_URL } from '../utils/test-env.js';
 
 /**
@@ -43,5 +44,29 @@ describe('migrations on an empty database', () => {
     }
     // -1: never analyzed (an empty table analyzed says 0).
     expect(partitions.filter((p) => p.reltuples !== -1)).toEqual([]);
+  });
+  it("plans the conversation path's named statements to read every table by index, as each connection's cached plan does", async () => {
+    // Every module of the service, so that every named statement is registered; those of a conversation's path.
+    await import('../../src/app.module.js');
+    const named = [...SqlStatement.named()].filter(([name]) => /^(conversations|executions|runs|channels|voice)\./.test(name));
+    expect(named.map(([name]) => name)).toEqual(expect.arrayContaining(['conversations.receive', 'executions.start', 'runs.commit', 'channels.claim', 'channels.accepted', 'voice.open-call']));
+    const scans: string[] = [];
+    await db.transaction(async (manager) => {
+      // The plan a named statement keeps for the connection's life (generic: made without the values), made
+      // while the tables are new, as on a new deployment and each month's first partition rows.
+      await manager.query(`SET LOCAL plan_cache_mode = force_generic_plan`);
+      for (const [name, statement] of named) {
+        await manager.query(`PREPARE checked AS ${statement.text}`);
+        const [{ count }] = await manager.query(`SELECT cardinality(parameter_types) AS count FROM pg_prepared_statements WHERE name = 'checked'`);
+        const [{ 'QUERY PLAN': [explained] }] = await manager.query(`EXPLAIN (FORMAT JSON) EXECUTE checked(${Array.from({ length: count }, () => 'NULL').join(', ')})`);
+        await manager.query(`DEALLOCATE checked`);
+        const walk = (n: Record<string, unknown>) => {
+          if (n['Node Type'] === 'Seq Scan') scans.push(`${name}: ${n['Relation Name'] as string}`);
+          for (const c of (n.Plans as Record<string, unknown>[] | undefined) ?? []) walk(c);
+        };
+        walk(explained.Plan as Record<string, unknown>);
+      }
+    });
+    expect(scans).toEqual([]);
   });
 });
