@@ -18,18 +18,22 @@ export function queueDeliveries(source: string): string {
 }
 
 /**
- * The account's provider and when the customer last wrote to it ($1: account id, $2: customer row id):
- * no row when the account is gone. By the customer's messages index, newest first.
+ * The account's provider and when the customer last wrote to it (`account`, `customer`: SQL expressions of
+ * the account's id and the customer's row id), as `provider` and `last_inbound_at`: no row when the account
+ * is gone. By the account's primary key and the customer's messages index, newest first.
  */
-export const REPLY_WINDOW = new SqlStatement<{ provider: string; last_inbound_at: Date | null }>(
-  `
-  SELECT a.provider,
+export function replyWindowOf(account: string, customer: string): string {
+  return `SELECT a.provider,
          (SELECT m.created_at FROM messages m
-           WHERE m.customer_id = $2 AND m.channel_account_id = a.id AND m.direction = 'inbound'
+           WHERE m.customer_id = ${customer} AND m.channel_account_id = a.id AND m.direction = 'inbound'
            ORDER BY m.created_at DESC LIMIT 1) AS last_inbound_at
-    FROM channel_accounts a WHERE a.id = $1`,
-  { prepareAs: 'channels.reply-window' },
-);
+    FROM channel_accounts a WHERE a.id = ${account}`;
+}
+
+/** replyWindowOf for account $1 and customer $2 (a person's message; a run reads it with its execution). */
+export const REPLY_WINDOW = new SqlStatement<{ provider: string; last_inbound_at: Date | null }>(replyWindowOf('$1', '$2'), {
+  prepareAs: 'channels.reply-window',
+});
 
 /**
  * Whether the account `column` names exists (true for NULL, no account): false once it is deleted. A probe

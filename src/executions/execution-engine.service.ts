@@ -8,7 +8,6 @@ import type { WorkflowNode } from '../workflows/node-types/node-type.js';
 import { currentTraceparent, inSpan, tracingEnabled } from '../common/tracing/trace-context.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import { ChannelErrorCodes } from '../channels/channels.errors.js';
-import { REPLY_WINDOW } from '../channels/channels.sql.js';
 import { RedisService } from '../redis/redis.service.js';
 import { ANSWERED_CHANNELS, ANSWERED_RUNS_CHANNEL } from './channels/answered-channels.js';
 import { CHANNEL_ADAPTERS, type ChannelAdapters, type MessageTemplate } from './channels/channel-adapter.js';
@@ -44,6 +43,11 @@ export const REPLY_WINDOW_MS = 24 * 3_600_000;
 const WINDOWED_PROVIDERS = new Set(['whatsapp_cloud', 'instagram']);
 const TEMPLATE_PROVIDERS = new Set(['whatsapp_cloud']);
 
+/** Whether the customer's reply window is open on the account now (always, for a provider without one). */
+function replyWindowOpen(account: { provider: string; lastInboundAt: Date | null }): boolean {
+  return !WINDOWED_PROVIDERS.has(account.provider) || (account.lastInboundAt !== null && Date.now() - account.lastInboundAt.getTime() < REPLY_WINDOW_MS);
+}
+
 /** Commits lost to a concurrent change in a row before the job gives up (and Bull retries it). */
 const MAX_CONFLICTS = 5;
 
@@ -75,7 +79,7 @@ export class ExecutionEngine {
   }
 
   async run(executionId: string): Promise<RunResult> {
-    return this.transition(executionId, async ({ execution, replies }, writes) => {
+    return this.transition(executionId, async ({ execution, replies, account }, writes) => {
       if (execution.status !== 'running') return { result: { status: execution.status }, changed: false };
       // A duplicate job for a waiting execution with nothing new to read.
       if (execution.waiting && replies.length === 0) return { result: { status: 'running', waitsUntil: execution.waitExpiresAt ?? undefined }, changed: false };
@@ -86,7 +90,7 @@ export class ExecutionEngine {
       }
       const nodes = new Map(configuration.nodes.map((n) => [n.id, n]));
       const state = { ...execution.state };
-      const ctx = this.context(execution, state, replies, writes);
+      const ctx = this.context(execution, state, replies, account, writes);
 
       // A firing leaves no cursor (it does not read the configuration): start at the first node.
       let node: WorkflowNode | undefined = state.cursor === undefined ? configuration.nodes[0] : nodes.get(state.cursor);
@@ -200,7 +204,7 @@ export class ExecutionEngine {
    * waiting to be read: it arrived in time (its run job reads it).
    */
   async expire(executionId: string): Promise<RunResult> {
-    return this.transition(executionId, async ({ execution, replies }, writes) => {
+    return this.transition(executionId, async ({ execution, replies, account }, writes) => {
       if (execution.status !== 'running' || !execution.waiting) return { result: { status: execution.status }, changed: false };
       if (replies.length > 0) return { result: { status: 'running' }, changed: false };
       if (execution.waitExpiresAt && execution.waitExpiresAt.getTime() > Date.now()) {
@@ -347,11 +351,10 @@ export class ExecutionEngine {
     execution: WorkflowExecution,
     state: WorkflowExecution['state'],
     replies: { id: string; content: string }[],
+    account: LoadedExecution['account'],
     writes: RunWrites,
   ): Omit<NodeContext, 'node'> {
     const adapter = (execution.channel && this.channels.get(execution.channel)) || this.channels.fallback;
-    // Read once per run, at its first send through an account.
-    let window: Promise<{ provider: string; open: boolean } | null> | undefined;
     return {
       execution,
       state,
@@ -370,10 +373,9 @@ export class ExecutionEngine {
         let template: MessageTemplate | undefined;
         // A call's messages are spoken while the caller is on the line: no reply window.
         if (execution.channelAccountId && !(execution.channel !== null && ANSWERED_CHANNELS.has(execution.channel))) {
-          window ??= this.replyWindow(execution.channelAccountId, execution.customerId);
-          const account = await window;
+          // The account as the run's load read it (null: deleted); the window as of this send.
           if (!account) throw new NodeFailure(ChannelErrorCodes.accountDeleted, 'The channel account this conversation replies through was deleted');
-          if (!account.open) {
+          if (!replyWindowOpen(account)) {
             if (!options.template || !TEMPLATE_PROVIDERS.has(account.provider)) {
               throw new NodeFailure(
                 ChannelErrorCodes.windowClosed,
@@ -409,17 +411,6 @@ export class ExecutionEngine {
         });
       },
     };
-  }
-
-  /**
-   * The account's provider and whether the customer's reply window is open on it; null when the
-   * account is gone. Providers without a window are always open.
-   */
-  private async replyWindow(accountId: string, customerId: string): Promise<{ provider: string; open: boolean } | null> {
-    const [row] = await REPLY_WINDOW.run(this.dataSource, [accountId, customerId]);
-    if (!row) return null;
-    const open = !WINDOWED_PROVIDERS.has(row.provider) || (row.last_inbound_at !== null && Date.now() - row.last_inbound_at.getTime() < REPLY_WINDOW_MS);
-    return { provider: row.provider, open };
   }
 
   /**

@@ -8,7 +8,7 @@ import { SqlStatement } from '../database/sql-statement.js';
 import type { RunWrites } from './run-writes.js';
 import { insertOutboxEventsTraced } from '../events/outbox.sql.js';
 import { countWorkflowOutcomes } from '../workflows/workflows.sql.js';
-import { queueDeliveries } from '../channels/channels.sql.js';
+import { queueDeliveries, replyWindowOf } from '../channels/channels.sql.js';
 import { countFinished } from './executions.metrics.js';
 
 /** An execution as a run starts from it. */
@@ -21,6 +21,12 @@ export interface LoadedExecution {
    * reply reads as its joined text (`turn_content`, see the customers module's ConversationsService).
    */
   replies: { id: string; content: string }[];
+  /**
+   * A running execution's channel account as its sends need it, read with the execution: the provider
+   * and when the customer last wrote to the account (the reply window). Null when the execution is
+   * not running, has no account, or its account was deleted.
+   */
+  account: { provider: string; lastInboundAt: Date | null } | null;
 }
 
 /**
@@ -40,9 +46,12 @@ const LOAD = new SqlStatement<ExecutionRow>(
          CASE WHEN e.status = 'running' THEN (
            SELECT COALESCE(json_agg(json_build_object('id', m.id, 'content', COALESCE(m.turn_content, m.content)) ORDER BY m.created_at, m.id), '[]'::json)
              FROM messages m WHERE m.execution_id = e.id AND m.direction = 'inbound' AND m.consumed_at IS NULL
-         ) ELSE '[]'::json END AS replies
+         ) ELSE '[]'::json END AS replies,
+         a.provider AS account_provider, a.last_inbound_at AS account_last_inbound_at
     FROM jsonb_array_elements_text($1::jsonb) AS k(id)
-    JOIN workflow_executions e ON e.id = ANY (ARRAY[k.id::uuid])`,
+    JOIN workflow_executions e ON e.id = ANY (ARRAY[k.id::uuid])
+    -- The reply window of a running execution's account, so that its sends need no statement of their own.
+    LEFT JOIN LATERAL (${replyWindowOf('e.channel_account_id', 'e.customer_id')} AND e.status = 'running' LIMIT 1) a ON true`,
   { prepareAs: 'runs.load-many' },
 );
 
@@ -156,6 +165,8 @@ interface ExecutionRow {
   updated_at: Date;
   version: string;
   replies: { id: string; content: string }[];
+  account_provider: string | null;
+  account_last_inbound_at: Date | null;
 }
 
 /** The execution engine's reads and writes of a run: one round trip each (see COMMIT). */
@@ -207,7 +218,8 @@ export class RunsRepository {
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     } satisfies Partial<WorkflowExecution>);
-    return { execution, version: row.version, replies: row.replies };
+    const account = row.account_provider === null ? null : { provider: row.account_provider, lastInboundAt: row.account_last_inbound_at };
+    return { execution, version: row.version, replies: row.replies, account };
   }
 
   /**

@@ -586,6 +586,36 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(received(without.customer)).toHaveLength(1);
     });
+
+    it('fails a send of a run whose account was deleted while it waited with CHANNEL_ACCOUNT_DELETED, and sends nothing', async () => {
+      const account = await whatsappAccount();
+      const workflowId = await keywordWorkflow('deleted', [
+        { id: 'ask', type: 'form', fields: [{ name: 'x', type: 'text', label: 'Still there?' }], next: 'after' },
+        { id: 'after', type: 'message', content: 'Nobody hears this' },
+      ]);
+      const customer = nextNumber();
+      await post(account.id, whatsappMessagesPayload(account.phone, [{ from: customer, id: `wamid.del-${seq}`, text: 'deleted' }]));
+      const [execution] = await waitFor('waiting', async () => {
+        const r = await db.query(`SELECT id, customer_id FROM workflow_executions WHERE workflow_id = $1 AND waiting`, [workflowId]);
+        return r.length ? r : undefined;
+      });
+      await waitFor('question sent', async () => received(customer).length === 1);
+      expect((await t.http.delete(`/v1/channel-accounts/${account.id}`).set(org.auth('full_access'))).status).toBe(200);
+      // A reply kept for the execution before the account went (its webhook now answers 404).
+      await db.query(
+        `INSERT INTO messages (organization_id, customer_id, channel, direction, content, execution_id) VALUES ($1, $2, 'whatsapp', 'inbound', 'yes', $3)`,
+        [org.id, execution.customer_id, execution.id],
+      );
+      await t.app.get(ExecutionsService).enqueue(execution.id);
+      const done = await waitFor('finished', async () => {
+        const [e] = await db.query(`SELECT status, error FROM workflow_executions WHERE id = $1`, [execution.id]);
+        return e.status !== 'running' ? e : undefined;
+      });
+      expect(done).toMatchObject({ status: 'failed', error: { code: 'CHANNEL_ACCOUNT_DELETED', node_id: 'after' } });
+      expect(await db.query(`SELECT 1 FROM messages WHERE execution_id = $1 AND content = 'Nobody hears this'`, [execution.id])).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(received(customer)).toHaveLength(1);
+    });
   });
 
   it('limits failed signature checks per source address (429 after WEBHOOK_SIGNATURE_FAILURES_PER_MINUTE)', async () => {
