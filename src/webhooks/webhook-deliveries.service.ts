@@ -106,8 +106,9 @@ const RECORD_SQL = new SqlStatement<never>(`
          next_attempt_at = CASE WHEN i.delivery_status = 'pending' THEN now() + i.retry_in_ms * interval '1 millisecond' END,
          completed_at = CASE WHEN i.delivery_status = 'pending' THEN NULL ELSE now() END
     FROM input i
-   WHERE d.id = i.delivery_id`,
-  // The batch is joined to the tables by primary key only: planned once per connection (as LEASE_SQL).
+   WHERE d.id = ANY (ARRAY[i.delivery_id])`,
+  // The batch is joined to the deliveries by primary key only (= ANY (ARRAY[..]): never hash-joined to a scan of
+  // the months' partitions, whatever the statistics were when the connection planned it): planned once per connection.
   { prepareAs: 'webhooks.record' },
 );
 
