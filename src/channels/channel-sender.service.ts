@@ -207,6 +207,18 @@ function nextOf(rows: NextRow[]): Next | undefined {
   return { id: row.next_id, claim: row.message_id === null ? undefined : (row as Claim) };
 }
 
+/**
+ * Send slots of an account reserved from Redis at once: a twentieth of the per-second rate, 1 to 50. The
+ * slots a process holds when the window ends are lost to it, and only when it sends below the rate.
+ */
+export function sendReservation(rate: number): number {
+  return Math.max(1, Math.min(50, Math.floor(rate / 20)));
+}
+/** Accounts whose reserved slots a process keeps (cleared past it). */
+const BUDGETS_LIMIT = 1_000;
+/** Reserved slots are not used in the last ms of their window. */
+const RESERVATION_MARGIN_MS = 5;
+
 /** Messages of one conversation one job sends in a row before handing the rest to a job of their own. */
 const DRAIN_LIMIT = 20;
 
@@ -223,6 +235,8 @@ const DRAIN_LIMIT = 20;
 @Injectable()
 export class ChannelSender {
   private readonly logger = new Logger(ChannelSender.name);
+  /** Per account: send slots reserved from the shared budget and not used yet, and until when they may be. */
+  private readonly budgets = new Map<string, { left: number; until: number }>();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -375,12 +389,29 @@ export class ChannelSender {
     );
   }
 
-  /** Waits for a slot of the account's per-second send budget (shared by every worker through Redis); true when it had to wait. */
+  /**
+   * Waits for a slot of the account's per-second send budget (CHANNEL_SEND_RATE, shared by every worker
+   * through Redis); true when it had to wait. Slots are reserved from Redis a few at a time (sendReservation)
+   * and counted out here until the window they were reserved in ends, so most sends need no round trip.
+   */
   private async throttle(accountId: string): Promise<boolean> {
+    const rate = this.config.channels.sendRate;
     for (let waited = false; ; waited = true) {
-      const result = await this.rateLimiter.hit('channel-send', accountId, this.config.channels.sendRate, 1);
-      if (!result || result.allowed) return waited;
-      await sleep(Math.max(5, Math.min(1000, result.resetAt * 1000 - Date.now())));
+      const held = this.budgets.get(accountId);
+      if (held && held.left > 0 && Date.now() < held.until) {
+        held.left -= 1;
+        return waited;
+      }
+      const reserved = await this.rateLimiter.reserve('channel-send', accountId, rate, 1, sendReservation(rate));
+      // Redis unreachable: sent, as every rate limit fails open.
+      if (!reserved) return waited;
+      if (reserved.granted > 0) {
+        if (this.budgets.size >= BUDGETS_LIMIT) this.budgets.clear();
+        // Used only within the window they were counted in (less a margin for the answer's way back).
+        this.budgets.set(accountId, { left: reserved.granted - 1, until: Date.now() + reserved.windowMs - RESERVATION_MARGIN_MS });
+        return waited;
+      }
+      await sleep(Math.max(5, Math.min(1000, reserved.windowMs)));
     }
   }
 }

@@ -40,6 +40,20 @@ async function socketWrites<T>(work: () => Promise<T>): Promise<{ result: T; wri
 }
 
 describe('RateLimiter (real Redis)', () => {
+  it('reserves what is left of a window at most, however many ask at once, and 0 once it is used up', async () => {
+    const key = `reserve-${randomBytes(4).toString('hex')}`;
+    const first = await limiter.reserve('channel-send', key, 10, 60, 4);
+    expect(first).toMatchObject({ granted: 4 });
+    expect(first!.windowMs).toBeGreaterThan(59_000);
+    // Five reservers of 4 at once against the 6 left: 6 granted in all, never more.
+    const together = await Promise.all(Array.from({ length: 5 }, () => limiter.reserve('channel-send', key, 10, 60, 4)));
+    expect(together.reduce((sum, r) => sum + r!.granted, 0)).toBe(6);
+    expect(await limiter.reserve('channel-send', key, 10, 60, 4)).toMatchObject({ granted: 0 });
+    // A refused reservation takes nothing: the count stays at the limit, and a plain hit is refused too.
+    expect(Number(await redis.client.get(`${config.redisKeyPrefix}:rl:channel-send:${key}`))).toBe(10);
+    expect((await limiter.hit('channel-send', key, 10, 60))!.allowed).toBe(false);
+  });
+
   it('scripts asked for in one event-loop turn go out in ONE socket write, each still exact and atomic', async () => {
     const { result, writes } = await socketWrites(() =>
       Promise.all(Array.from({ length: 20 }, (_, i) => limiter.hitMany([{ policy: 'burst', key: 'k', limit: 10, windowSeconds: 60 }, { policy: 'own', key: `k${i}`, limit: 5, windowSeconds: 60 }]))),

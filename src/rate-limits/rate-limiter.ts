@@ -90,9 +90,35 @@ end
 return out
 `;
 
+/**
+ * Reserves up to ARGV[3] of the fixed window's allowance ARGV[1] (window ARGV[2] ms) of KEYS[1] at once:
+ * what is left of it, at most that many. Returns the count granted (0 when the window is used up) and
+ * the ms left in the window.
+ */
+const RESERVE_SCRIPT = `
+local wanted = tonumber(ARGV[3])
+local c = redis.call('INCRBY', KEYS[1], wanted)
+if c == wanted then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+local over = c - tonumber(ARGV[1])
+if over > wanted then over = wanted end
+if over > 0 then redis.call('DECRBY', KEYS[1], over) else over = 0 end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then ttl = tonumber(ARGV[2]) end
+return { wanted - over, ttl }
+`;
+
+/** What reserve() got: `granted` of the allowance, to be used within `windowMs` (what is left of the window). */
+export interface Reservation {
+  granted: number;
+  windowMs: number;
+}
+
 const LOST = new Set(['reconnecting', 'close', 'end']);
 
-type LimiterRedis = { rateLimit(numKeys: number, ...args: (string | number)[]): Promise<number[]> };
+type LimiterRedis = {
+  rateLimit(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
+  rateReserve(key: string, limit: number, windowMs: number, wanted: number): Promise<number[]>;
+};
 
 interface Queued {
   args: (string | number)[];
@@ -122,6 +148,43 @@ export class RateLimiter {
     this.client = redis.client;
     // EVALSHA with a fallback to EVAL, handled by ioredis.
     if (!(this.client as unknown as { rateLimit?: unknown }).rateLimit) this.client.defineCommand('rateLimit', { lua: SCRIPT });
+    if (!(this.client as unknown as { rateReserve?: unknown }).rateReserve) this.client.defineCommand('rateReserve', { lua: RESERVE_SCRIPT, numberOfKeys: 1 });
+  }
+
+  /**
+   * Takes up to `wanted` of a limit's allowance in the current window at once, for a caller that counts
+   * them out itself (the channel sender's budget per account): never more than the window has left, so
+   * the limit holds however many processes reserve; what a caller does not use before the window ends is
+   * lost to it. Null when Redis could not be asked (fail open, as hit).
+   */
+  async reserve(policy: string, key: string, limit: number, windowSeconds: number, wanted: number): Promise<Reservation | null> {
+    const client = this.client;
+    if (LOST.has(client.status)) return this.reserveFailed(new Error(`Redis connection is ${client.status}`));
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const [granted, windowMs] = await Promise.race([
+        (client as unknown as LimiterRedis).rateReserve(this.redis.key('rl', policy, key), limit, windowSeconds * 1000, Math.max(1, Math.floor(wanted))),
+        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${this.config.rateLimits.redisTimeoutMs} ms`)), this.config.rateLimits.redisTimeoutMs))),
+      ]);
+      this.answered();
+      return { granted: Number(granted), windowMs: Math.max(0, Number(windowMs)) };
+    } catch (error) {
+      return this.reserveFailed(error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private answered(): void {
+    if (this.failing) {
+      this.failing = false;
+      this.logger.log('Rate limits: Redis answers again; limits apply');
+    }
+  }
+
+  private reserveFailed(error: unknown): null {
+    this.failOpen(error);
+    return null;
   }
 
   /** One limit; see hitMany. Null when Redis could not be asked (served, fail open). */
@@ -151,10 +214,7 @@ export class RateLimiter {
     } finally {
       clearTimeout(timer);
     }
-    if (this.failing) {
-      this.failing = false;
-      this.logger.log('Rate limits: Redis answers again; limits apply');
-    }
+    this.answered();
     const now = Date.now();
     const refused = reply[0] === 1;
     const results = entries.map((e, i): RateLimitResult => {
