@@ -211,7 +211,7 @@ function nextOf(rows: NextRow[]): Next | undefined {
  * Send slots of an account reserved from Redis at once: a twentieth of the per-second rate, 1 to 50. The
  * slots a process holds when the window ends are lost to it, and only when it sends below the rate.
  */
-export function sendReservation(rate: number): number {
+function sendReservation(rate: number): number {
   return Math.max(1, Math.min(50, Math.floor(rate / 20)));
 }
 /** Accounts whose reserved slots a process keeps (cleared past it). */

@@ -21,8 +21,9 @@ export function servicePool(dataSource: DataSource): Pool {
  * would stay cached for the connection's life — unless each row is looked up by key: an UPDATE's
  * rows by `= ANY (ARRAY[key])` (the run commit), a joined row by a lateral probe with LIMIT 1 (a
  * plain join, even on `= ANY`, may read the whole table once for the batch), an EXISTS with
- * OFFSET 0 (else hashed whole). A test plans the named statements of a conversation's path on a
- * new database and fails on any sequential scan (test/e2e/migrations-statistics.e2e-spec.ts).
+ * OFFSET 0 (else hashed whole). A test plans the named statements of a conversation's path and of
+ * the webhook relay on a new database and fails on any sequential scan
+ * (test/e2e/migrations-statistics.e2e-spec.ts).
  * On the partitioned tables, a named statement must not let the planner see a partition key's
  * value (a `uuid[]`, or `= $1`): it would prune while planning, find every such plan cheaper than
  * the generic one and plan each call anew; keys come as JSON or as `(SELECT $1::uuid)`

@@ -204,7 +204,7 @@ export class ExecutionEngine {
    * waiting to be read: it arrived in time (its run job reads it).
    */
   async expire(executionId: string): Promise<RunResult> {
-    return this.transition(executionId, async ({ execution, replies, account }, writes) => {
+    return this.transition(executionId, async ({ execution, replies }, writes) => {
       if (execution.status !== 'running' || !execution.waiting) return { result: { status: execution.status }, changed: false };
       if (replies.length > 0) return { result: { status: 'running' }, changed: false };
       if (execution.waitExpiresAt && execution.waitExpiresAt.getTime() > Date.now()) {

@@ -45,7 +45,8 @@ describe('migrations on an empty database', () => {
     // -1: never analyzed (an empty table analyzed says 0).
     expect(partitions.filter((p) => p.reltuples !== -1)).toEqual([]);
   });
-  it("plans the conversation path's named statements to read every table by index, as each connection's cached plan does", async () => {
+
+  it("plans the named statements of a conversation's path and of the webhook relay to read every table by key, as each connection's cached plan does", async () => {
     // Every module of the service, so that every named statement is registered; those of a conversation's path
     // and of the webhook relay.
     await import('../../src/app.module.js');
