@@ -20,7 +20,8 @@ export function queueDeliveries(source: string): string {
 /**
  * The account's provider and when the customer last wrote to it (`account`, `customer`: SQL expressions of
  * the account's id and the customer's row id), as `provider` and `last_inbound_at`: no row when the account
- * is gone. By the account's primary key and the customer's messages index, newest first.
+ * is gone. By the account's primary key and the customer's messages index, newest first. It ends with its
+ * WHERE clause, so that a caller may add conditions (the run's load: only for a running execution).
  */
 export function replyWindowOf(account: string, customer: string): string {
   return `SELECT a.provider,
