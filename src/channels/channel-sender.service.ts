@@ -18,6 +18,8 @@ import { contextFromTraceparent, inSpan, SpanKind, tracingEnabled } from '../com
 import { deliveryEventData } from './channels.sql.js';
 import { countProviderSend } from './channels.metrics.js';
 import { SqlStatement } from '../database/sql-statement.js';
+import { Batcher } from '../common/batcher.js';
+import { isUuid } from '../common/ids/uuid.js';
 
 /**
  * Sends resumed after an attempt that may have reached the provider: the worker died (or its lease ran
@@ -35,25 +37,29 @@ function leaseSeconds(config: AppConfig): number {
 }
 
 /**
- * Claims the send of message `target` (an SQL expression) when it heads its customer's conversation on its
- * account (no earlier message of that customer and account still queued or being sent, but `settled`: a
- * send the same statement settles), and it is queued, or being sent by an attempt whose lease ran out
- * (`lease`: seconds). CTEs `current` and `claimed`; `claimed` returns what sending needs.
+ * Claims the sends of the messages `targets` (a relation of `message_id`, and `after_id` when `settled`) that head their
+ * customer's conversation on their account (no earlier message of that customer and account still queued or being
+ * sent, but `after_id`: a send the same statement settles), and are queued, or being sent by an attempt whose lease
+ * ran out (`lease`: seconds). Each is locked by a probe by key, in the order of `targets` (sorted by id: two
+ * statements lock the rows they share in the same order). CTEs `current` and `claimed`; `claimed` returns what
+ * sending needs.
  */
-function claimCtes(target: string, lease: string, settled: string | null): string {
+function claimCtes(targets: string, lease: string, settled: boolean): string {
   return `current AS (
-    SELECT * FROM message_deliveries WHERE message_id = ${target} FOR UPDATE
+    SELECT d.*${settled ? ', t.after_id' : ''} FROM (${targets}) t
+     CROSS JOIN LATERAL (SELECT * FROM message_deliveries WHERE message_id = t.message_id LIMIT 1 FOR UPDATE) d
   ), claimed AS (
     UPDATE message_deliveries d
        SET status = 'sending', sending_since = now(), attempts = d.attempts + 1, updated_at = now()
       FROM current c
-     WHERE d.message_id = c.message_id
+     WHERE d.message_id = ANY (ARRAY[c.message_id])
        AND (c.status = 'queued' OR (c.status = 'sending' AND c.sending_since < now() - make_interval(secs => ${lease})))
        AND NOT EXISTS (
          SELECT 1 FROM message_deliveries p
           WHERE p.channel_account_id = c.channel_account_id AND p.customer_id = c.customer_id AND p.status IN ('queued', 'sending')
-            AND (p.queued_at, p.message_id) < (c.queued_at, c.message_id)${settled ? ` AND p.message_id <> ${settled}` : ''})
-    RETURNING d.message_id, c.status AS previous, d.attempts, d.kind, d.channel_account_id, d.customer_id
+            AND (p.queued_at, p.message_id) < (c.queued_at, c.message_id)${settled ? ' AND p.message_id <> c.after_id' : ''}
+         OFFSET 0)
+    RETURNING d.message_id, c.status AS previous, d.attempts, d.kind, d.channel_account_id, d.customer_id${settled ? ', c.after_id' : ''}
   )`;
 }
 
@@ -76,58 +82,70 @@ function claimJoins(join: 'CROSS' | 'LEFT'): string {
 
 /**
  * The sender's statements are named, so each connection plans them once. A message's id is compared as
- * `(SELECT $1::uuid)`: a value the planner cannot see, so that it does not prune the months' partitions while
- * planning. With the value in sight, every plan made for a call was cheaper than the generic one, and PostgreSQL
- * planned each statement anew at every call (3.4 ms for ACCEPTED, more than running it); the generic plan
- * prunes the partitions as it starts.
+ * `(SELECT $1::uuid)`, or comes in a JSON array: a value the planner cannot see, so that it does not prune the
+ * months' partitions while planning. With the value in sight, every plan made for a call was cheaper than the
+ * generic one, and PostgreSQL planned each statement anew at every call (3.4 ms for an acceptance, more than
+ * running it); the generic plan prunes the partitions as it starts.
  */
 const MESSAGE = '(SELECT $1::uuid)';
 
-/** Claims the send of message $1 ($2: the lease, in seconds). */
+/**
+ * Claims the sends of the messages of the JSON array $1 (ids, sorted: see claimCtes) that can be ($2: the lease, in
+ * seconds). Concurrent claims of a process share it (the sender's Batcher); a batch never holds one id twice.
+ */
 const CLAIM = new SqlStatement<Claim>(
   `
-  WITH ${claimCtes(MESSAGE, '$2', null)}
+  WITH ${claimCtes(`SELECT m::uuid AS message_id FROM jsonb_array_elements_text($1::jsonb) AS m`, '$2', false)}
   SELECT ${CLAIM_COLUMNS} FROM claimed k ${claimJoins('CROSS')}`,
   { prepareAs: 'channels.claim' },
 );
 
 /**
- * What a statement that settles message $1 (its CTE `settled`) returns: the customer's next pending message
- * on the account in conversation order (`next_id`), and, when `claimNext` (a boolean parameter) holds, that
- * message claimed in the same statement (CLAIM_COLUMNS, null when it could not be: another attempt holds it).
+ * What a statement that settles messages (its CTE `settled`: message_id, channel_account_id, customer_id, claim_next)
+ * returns: for each, the customer's next pending message on the account in conversation order (`next_id`, after
+ * `after_id`: the settled one), and, when its `claim_next` holds, that message claimed in the same statement
+ * (CLAIM_COLUMNS, null when it could not be: another attempt holds it).
  */
-function thenClaimNext(lease: string, claimNext: string): string {
+function thenClaimNext(lease: string): string {
   return `, next AS (
-    SELECT n.message_id FROM settled s
+    SELECT s.message_id AS after_id, n.message_id, s.claim_next FROM settled s
      CROSS JOIN LATERAL (
        SELECT p.message_id FROM message_deliveries p
         WHERE p.channel_account_id = s.channel_account_id AND p.customer_id = s.customer_id AND p.status IN ('queued', 'sending') AND p.message_id <> s.message_id
         ORDER BY p.queued_at, p.message_id LIMIT 1) n
-  ), ${claimCtes(`(SELECT message_id FROM next WHERE ${claimNext})`, lease, '$1')}
-  SELECT n.message_id AS next_id, ${CLAIM_COLUMNS}
+  ), ${claimCtes(`SELECT message_id, after_id FROM next WHERE claim_next ORDER BY message_id`, lease, true)}
+  SELECT n.after_id, n.message_id AS next_id, ${CLAIM_COLUMNS}
     FROM next n LEFT JOIN claimed k ON k.message_id = n.message_id ${claimJoins('LEFT')}`;
 }
 
 /**
- * The provider accepted the send: recorded on the message whatever happened meanwhile; the send itself
- * becomes `sent` only if it is still this attempt's (`sending`: not failed by its account's deletion).
- * Goes on with the conversation's next message ($3: lease, $4: claim it).
+ * The provider accepted the sends of the JSON array $1 (`message_id`, `provider_message_id`, `claim_next`; one per
+ * conversation, sorted by id): each recorded on its message whatever happened meanwhile; a send itself becomes
+ * `sent` only if it is still this attempt's (`sending`: not failed by its account's deletion). Goes on with each
+ * conversation's next message ($2: lease; claimed when `claim_next`). Concurrent acceptances share it (Batcher).
  */
 const ACCEPTED = new SqlStatement<NextRow>(
   `
-  WITH settled AS (
-    UPDATE message_deliveries SET status = 'sent', sent_at = now(), sending_since = NULL, next_attempt_at = NULL, error_code = NULL, error_title = NULL,
+  WITH input AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(message_id uuid, provider_message_id varchar, claim_next boolean)
+  ), settled AS (
+    UPDATE message_deliveries d SET status = 'sent', sent_at = now(), sending_since = NULL, next_attempt_at = NULL, error_code = NULL, error_title = NULL,
            updated_at = now()
-     WHERE message_id = ${MESSAGE} AND status = 'sending' RETURNING message_id, channel_account_id, customer_id
+      FROM input i
+     WHERE d.message_id = ANY (ARRAY[i.message_id]) AND d.status = 'sending'
+    RETURNING d.message_id, d.channel_account_id, d.customer_id, i.claim_next
   ), provider_id AS (
-    UPDATE messages SET provider_message_id = $2 WHERE id = ${MESSAGE} RETURNING id, channel_account_id
+    UPDATE messages m SET provider_message_id = i.provider_message_id
+      FROM input i
+     WHERE m.id = ANY (ARRAY[i.message_id])
+    RETURNING m.id, m.channel_account_id, i.provider_message_id
   ), provider_key AS (
     -- How the statuses find the message (message_provider_ids: the messages are partitioned by month).
     INSERT INTO message_provider_ids (channel_account_id, provider_message_id, message_id)
-    SELECT channel_account_id, $2, id FROM provider_id WHERE channel_account_id IS NOT NULL
+    SELECT channel_account_id, provider_message_id, id FROM provider_id WHERE channel_account_id IS NOT NULL
     ON CONFLICT DO NOTHING
   )
-  ${thenClaimNext('$3', '$4::boolean')}`,
+  ${thenClaimNext('$2')}`,
   { prepareAs: 'channels.accepted' },
 );
 
@@ -138,7 +156,7 @@ const FAILED = new SqlStatement<NextRow>(
     UPDATE message_deliveries SET status = 'failed', failed_at = now(), sending_since = NULL, next_attempt_at = NULL,
            error_code = $2, error_title = $3, updated_at = now()
      WHERE message_id = ${MESSAGE} AND status IN ('queued', 'sending')
-    RETURNING message_id, organization_id, channel_account_id, customer_id, execution_id, failed_at
+    RETURNING message_id, organization_id, channel_account_id, customer_id, execution_id, failed_at, $5::boolean AS claim_next
   ), events AS (
     ${insertOutboxEvents(`
     SELECT s.organization_id, 'message.failed',
@@ -150,7 +168,7 @@ const FAILED = new SqlStatement<NextRow>(
       CROSS JOIN LATERAL (SELECT channel FROM messages WHERE id = s.message_id LIMIT 1) m
       CROSS JOIN LATERAL (SELECT external_id FROM customers WHERE id = s.customer_id LIMIT 1) c`)}
   )
-  ${thenClaimNext('$4', '$5::boolean')}`,
+  ${thenClaimNext('$4')}`,
   { prepareAs: 'channels.failed' },
 );
 
@@ -193,7 +211,7 @@ interface Claim {
 }
 
 /** A row of a settle (thenClaimNext): the next message, and its claim's columns (null when not claimed). */
-type NextRow = { next_id: string } & { [K in keyof Claim]: Claim[K] | null };
+type NextRow = { after_id: string; next_id: string } & { [K in keyof Claim]: Claim[K] | null };
 
 /** The conversation's next message after a settled send, with its claim when the settle made one. */
 interface Next {
@@ -201,11 +219,20 @@ interface Next {
   claim?: Claim;
 }
 
-function nextOf(rows: NextRow[]): Next | undefined {
-  const [row] = rows;
+function nextOf(row: NextRow | undefined): Next | undefined {
   if (!row) return undefined;
   return { id: row.next_id, claim: row.message_id === null ? undefined : (row as Claim) };
 }
+
+/** An acceptance to record (ACCEPTED): the send, the provider's id for it, whether to claim the conversation's next message. */
+interface Acceptance {
+  claim: Claim;
+  providerMessageId: string;
+  claimNext: boolean;
+}
+
+/** Ids sort as PostgreSQL compares uuids (lower-case hex), so that every batch locks shared rows in one order. */
+const byMessageId = <T>(id: (item: T) => string) => (a: T, b: T) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0);
 
 /**
  * Send slots of an account reserved from Redis at once: a twentieth of the per-second rate, 1 to 50. The
@@ -237,6 +264,17 @@ export class ChannelSender {
   private readonly logger = new Logger(ChannelSender.name);
   /** Per account: send slots reserved from the shared budget and not used yet, and until when they may be. */
   private readonly budgets = new Map<string, { left: number; until: number }>();
+  /**
+   * Claims and acceptances of concurrent sends share statements (one round trip and one commit for all that
+   * arrived during the last), up to two in flight of each. A batch never holds one message twice, nor two
+   * acceptances of one conversation; its rows are sorted by id, so that two statements lock what they share in
+   * one order. A failed batch is tried again item by item (a deadlock between two workers' batches fails one).
+   */
+  private readonly claims = new Batcher<string, Claim | undefined>((ids) => this.claimMany(ids), { keys: (id) => [id], maxInFlight: 2 });
+  private readonly acceptances = new Batcher<Acceptance, NextRow | undefined>((items) => this.acceptMany(items), {
+    keys: ({ claim }) => [`${claim.channel_account_id}/${claim.customer_id}`],
+    maxInFlight: 2,
+  });
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -278,7 +316,9 @@ export class ChannelSender {
    * one before (up to DRAIN_LIMIT; the next after that gets a job of its own).
    */
   private async drain(first: string): Promise<SendOutcome> {
-    const [claim] = await CLAIM.run(this.dataSource, [first, leaseSeconds(this.config)]);
+    // Not an id (a malformed job): nothing to send, and it must not fail the statement it would share.
+    if (!isUuid(first)) return 'skipped';
+    const claim = await this.claims.submit(first.toLowerCase());
     if (!claim) return 'skipped';
     let step = await this.sendClaimed(claim, DRAIN_LIMIT > 1);
     const outcome = step.outcome;
@@ -344,8 +384,7 @@ export class ChannelSender {
             { kind: SpanKind.CLIENT },
           );
       countProviderSend(account.provider);
-      const rows = await ACCEPTED.run(this.dataSource, [messageId, providerMessageId, leaseSeconds(this.config), claimNext]);
-      return { outcome: 'sent', next: nextOf(rows) };
+      return { outcome: 'sent', next: nextOf(await this.acceptances.submit({ claim, providerMessageId, claimNext })) };
     } catch (error) {
       if (!(error instanceof ProviderSendError)) throw error;
       countProviderSend(account.provider, error);
@@ -362,6 +401,21 @@ export class ChannelSender {
     }
   }
 
+  private async claimMany(ids: string[]): Promise<(Claim | undefined)[]> {
+    const rows = await CLAIM.run(this.dataSource, [JSON.stringify([...ids].sort()), leaseSeconds(this.config)]);
+    const byId = new Map(rows.map((r) => [r.message_id, r]));
+    return ids.map((id) => byId.get(id));
+  }
+
+  private async acceptMany(items: Acceptance[]): Promise<(NextRow | undefined)[]> {
+    const input = items
+      .map(({ claim, providerMessageId, claimNext }) => ({ message_id: claim.message_id, provider_message_id: providerMessageId, claim_next: claimNext }))
+      .sort(byMessageId((i) => i.message_id));
+    const rows = await ACCEPTED.run(this.dataSource, [JSON.stringify(input), leaseSeconds(this.config)]);
+    const byId = new Map(rows.map((r) => [r.after_id, r]));
+    return items.map((i) => byId.get(i.claim.message_id));
+  }
+
   /** The sweep: queue again the conversation heads whose job was lost. Returns how many. */
   async requeueStalled(): Promise<number> {
     const rows = (await this.dataSource.query(STALLED_HEADS, [leaseSeconds(this.config)])) as { message_id: string }[];
@@ -376,9 +430,9 @@ export class ChannelSender {
 
   /** Fails the message for good; returns the conversation's next message, if one waits (claimed when `claimNext`, if it could be). */
   private async fail(messageId: string, code: string, title: string, claimNext: boolean): Promise<Next | undefined> {
-    const rows = await FAILED.run(this.dataSource, [messageId, code, title, leaseSeconds(this.config), claimNext]);
+    const [row] = await FAILED.run(this.dataSource, [messageId, code, title, leaseSeconds(this.config), claimNext]);
     this.logger.warn(`Message ${messageId} failed: ${code} ${title}`);
-    return nextOf(rows);
+    return nextOf(row);
   }
 
   /** The conversation's next message, queued under an id of its own (its first job may still be finishing). */

@@ -512,6 +512,41 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
       expect(arrivals[2]!).toBeGreaterThanOrEqual(accepted[1]!);
     });
 
+    it("sends many customers' conversations at once, each message once, in order, with the provider's id it was answered with", async () => {
+      const account = await whatsappAccount();
+      await keywordWorkflow('crowd', [
+        { id: 'a', type: 'message', content: 'one', next: 'b' },
+        { id: 'b', type: 'message', content: 'two', next: 'c' },
+        { id: 'c', type: 'message', content: 'three' },
+      ]);
+      const customers = Array.from({ length: 24 }, () => nextNumber());
+      // Answers held a little, so that the sends of the conversations overlap and share their claims and acceptances.
+      fake.delayMs = 20;
+      try {
+        const payload = whatsappMessagesPayload(account.phone, customers.map((from, i) => ({ from, id: `wamid.crowd-${seq}-${i}`, text: 'crowd please' })));
+        expect((await post(account.id, payload)).status).toBe(200);
+        await waitFor('every reply sent', async () => customers.every((c) => received(c).length === 3), 30_000);
+      } finally {
+        fake.delayMs = 0;
+      }
+      for (const c of customers) expect(received(c).map(textOf)).toEqual(['one', 'two', 'three']);
+      const rows: { provider_message_id: string; content: string; customer: string; recorded: string }[] = await db.query(
+        `SELECT m.provider_message_id, m.content, c.external_id AS customer, p.message_id::text = m.id::text AS recorded
+           FROM messages m JOIN customers c ON c.id = m.customer_id
+           LEFT JOIN message_provider_ids p ON p.channel_account_id = m.channel_account_id AND p.provider_message_id = m.provider_message_id
+          WHERE m.channel_account_id = $1 AND m.direction = 'outbound'`,
+        [account.id],
+      );
+      const answered = new Map(customers.flatMap((c) => received(c).map((m) => [m.providerMessageId, { content: textOf(m), customer: c }] as const)));
+      expect(rows).toHaveLength(customers.length * 3);
+      for (const row of rows) {
+        expect(answered.get(row.provider_message_id)).toEqual({ content: row.content, customer: row.customer });
+        expect(row.recorded).toBe(true);
+      }
+      const sent = await db.query(`SELECT count(*)::int AS n FROM message_deliveries WHERE channel_account_id = $1 AND status = 'sent'`, [account.id]);
+      expect(sent[0].n).toBe(customers.length * 3);
+    });
+
     it('POST /v1/messages with channel_account_id joins the account\'s conversation and replies through it', async () => {
       const account = await whatsappAccount();
       await keywordWorkflow('injected', [{ id: 'm', type: 'message', content: 'through the account' }]);
