@@ -530,6 +530,11 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
         fake.delayMs = 0;
       }
       for (const c of customers) expect(received(c).map(textOf)).toEqual(['one', 'two', 'three']);
+      // The fake records a message as it answers; the sender records the answer after.
+      await waitFor('every send recorded', async () => {
+        const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM message_deliveries WHERE channel_account_id = $1 AND status = 'sent'`, [account.id]);
+        return n === customers.length * 3;
+      });
       const rows: { provider_message_id: string; content: string; customer: string; recorded: string }[] = await db.query(
         `SELECT m.provider_message_id, m.content, c.external_id AS customer, p.message_id::text = m.id::text AS recorded
            FROM messages m JOIN customers c ON c.id = m.customer_id
@@ -543,8 +548,6 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
         expect(answered.get(row.provider_message_id)).toEqual({ content: row.content, customer: row.customer });
         expect(row.recorded).toBe(true);
       }
-      const sent = await db.query(`SELECT count(*)::int AS n FROM message_deliveries WHERE channel_account_id = $1 AND status = 'sent'`, [account.id]);
-      expect(sent[0].n).toBe(customers.length * 3);
     });
 
     it('POST /v1/messages with channel_account_id joins the account\'s conversation and replies through it', async () => {
