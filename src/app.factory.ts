@@ -4,6 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import express from 'express';
+import type { Server } from 'node:http';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { AppLogger, RootLogger } from './common/logging/app-logger.js';
 import { AppModule } from './app.module.js';
@@ -90,6 +91,11 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
     ]),
   );
   setupOpenApi(app, config);
+  // HTTP_KEEP_ALIVE_TIMEOUT: idle keep-alive connections outlive the proxy's (Node closes them after 5 s by default, and
+  // a proxy that reuses one as it closes answers 502). A request's headers may take as long (Node's default is 60 s).
+  const server = app.getHttpServer() as Server;
+  server.keepAliveTimeout = config.keepAliveTimeoutMs;
+  server.headersTimeout = config.keepAliveTimeoutMs + 1000;
   return app;
 }
 

@@ -60,6 +60,8 @@ export class AppConfig {
   readonly database: { connectTimeoutMs: number; statementTimeoutMs: number; poolMin: number };
   /** On SIGTERM: in-flight requests and running jobs get this long before they are cut off or released. */
   readonly shutdownTimeoutMs: number;
+  /** HTTP_KEEP_ALIVE_TIMEOUT: how long the HTTP server keeps an idle keep-alive connection. */
+  readonly keepAliveTimeoutMs: number;
   readonly webhooks: {
     timeoutMs: number;
     concurrency: number;
@@ -164,6 +166,8 @@ export class AppConfig {
     if (this.database.connectTimeoutMs < 100) throw new ConfigError('Invalid configuration:\n  DATABASE_CONNECT_TIMEOUT: must be at least 100ms');
     this.shutdownTimeoutMs = parseDuration(env.SHUTDOWN_TIMEOUT);
     if (this.shutdownTimeoutMs < 1000 || this.shutdownTimeoutMs > 600_000) throw new ConfigError('Invalid configuration:\n  SHUTDOWN_TIMEOUT: must be from 1s to 10m');
+    this.keepAliveTimeoutMs = parseDuration(env.HTTP_KEEP_ALIVE_TIMEOUT);
+    if (this.keepAliveTimeoutMs < 1000 || this.keepAliveTimeoutMs > 900_000) throw new ConfigError('Invalid configuration:\n  HTTP_KEEP_ALIVE_TIMEOUT: must be from 1s to 15m');
     this.webhooks = {
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,
       concurrency: env.WEBHOOK_CONCURRENCY,

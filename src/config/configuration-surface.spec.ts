@@ -61,6 +61,7 @@ const SAMPLES: Record<string, string> = {
   DATABASE_STATEMENT_TIMEOUT: '7s',
   DATABASE_POOL_MIN: '3',
   SHUTDOWN_TIMEOUT: '7s',
+  HTTP_KEEP_ALIVE_TIMEOUT: '70s',
   AI_PROVIDER: 'openai',
   AI_BASE_URL: 'http://127.0.0.1:9/v1',
   AI_API_KEY: 'secret',

@@ -254,6 +254,15 @@ export class EnvVars {
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'SHUTDOWN_TIMEOUT must be a duration such as 4s' })
   SHUTDOWN_TIMEOUT: string = '4s';
 
+  /**
+   * How long the HTTP server keeps an idle keep-alive connection open. Longer than the idle timeout of the load
+   * balancer or proxy in front (60 s for most), so that the server never closes a connection the proxy is about to
+   * reuse (the proxy would answer that request 502). Node's own default is 5 s.
+   */
+  @IsString()
+  @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'HTTP_KEEP_ALIVE_TIMEOUT must be a duration such as 65s' })
+  HTTP_KEEP_ALIVE_TIMEOUT: string = '65s';
+
   /** How often a worker looks in PostgreSQL for overdue waits and running executions whose job was lost. */
   @IsString()
   @Matches(/^\d+(ms|s|m|h|d)?$/, { message: 'EXECUTION_SWEEP_INTERVAL must be a duration such as 60s or 1m' })

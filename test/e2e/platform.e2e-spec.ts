@@ -1,3 +1,4 @@
+import net, { type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
@@ -374,3 +375,44 @@ function queuesConnected(app: TestApp): boolean {
     return (['client', 'eclient', 'bclient'] as const).every((client) => !queue[`${client}Initialized`] || (queue[client] as Queue['client']).status === 'ready');
   });
 }
+
+describe('keep-alive connections (HTTP_KEEP_ALIVE_TIMEOUT)', () => {
+  let t: TestApp;
+  let port: number;
+
+  beforeAll(async () => {
+    t = await startTestApp({ HTTP_KEEP_ALIVE_TIMEOUT: '1500ms' });
+    await t.app.listen(0, '127.0.0.1');
+    port = (t.app.getHttpServer().address() as AddressInfo).port;
+  });
+  afterAll(() => t?.close());
+
+  it('keeps an idle connection open for HTTP_KEEP_ALIVE_TIMEOUT, then closes it', async () => {
+    // A raw connection: an HTTP client would close it by itself on the answer's Keep-Alive hint.
+    const socket = net.connect(port, '127.0.0.1');
+    let received = '';
+    let closedAt: number | null = null;
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.on('close', () => (closedAt = Date.now()));
+    const answers = () => received.split('HTTP/1.1 200 OK').length - 1;
+    const ask = async (n: number) => {
+      socket.write('GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      await waitFor(`answer ${n}`, async () => answers() === n && received.endsWith('}'));
+    };
+    try {
+      await new Promise((resolve) => socket.once('connect', resolve));
+      await ask(1);
+      // Idle for less than the timeout: the same connection serves the next request.
+      await sleep(800);
+      await ask(2);
+      expect(closedAt).toBeNull();
+      // Idle past it (Node's own default would keep it for 5 s): the server closes it.
+      const idleSince = Date.now();
+      await waitFor('the server closed the idle connection', async () => closedAt !== null, 4_000);
+      expect(closedAt! - idleSince).toBeGreaterThanOrEqual(1400);
+    } finally {
+      socket.destroy();
+    }
+  });
+});
