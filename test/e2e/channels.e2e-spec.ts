@@ -44,6 +44,13 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
     return { ...(res.body.data as { id: string; verify_token: string; webhook_url: string }), phone };
   }
 
+  /** Three replies in a row: 'one', 'two', 'three'. */
+  const ONE_TWO_THREE = [
+    { id: 'a', type: 'message', content: 'one', next: 'b' },
+    { id: 'b', type: 'message', content: 'two', next: 'c' },
+    { id: 'c', type: 'message', content: 'three' },
+  ];
+
   async function keywordWorkflow(keyword: string, nodes: Record<string, unknown>[]) {
     const id = await createActiveWorkflow(t, org, nodes);
     await createTrigger(t, org, id, 'message', { keywords: [keyword] });
@@ -491,11 +498,7 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
 
     it("sends one customer's messages in order, one after the provider accepted the other", async () => {
       const account = await whatsappAccount();
-      await keywordWorkflow('three', [
-        { id: 'a', type: 'message', content: 'one', next: 'b' },
-        { id: 'b', type: 'message', content: 'two', next: 'c' },
-        { id: 'c', type: 'message', content: 'three' },
-      ]);
+      await keywordWorkflow('three', ONE_TWO_THREE);
       const customer = nextNumber();
       fake.delayMs = 150;
       try {
@@ -514,11 +517,7 @@ describe('channel accounts: WhatsApp and Instagram through the providers', () =>
 
     it("sends many customers' conversations at once, each message once, in order, with the provider's id it was answered with", async () => {
       const account = await whatsappAccount();
-      await keywordWorkflow('crowd', [
-        { id: 'a', type: 'message', content: 'one', next: 'b' },
-        { id: 'b', type: 'message', content: 'two', next: 'c' },
-        { id: 'c', type: 'message', content: 'three' },
-      ]);
+      await keywordWorkflow('crowd', ONE_TWO_THREE);
       const customers = Array.from({ length: 24 }, () => nextNumber());
       // Answers held a little, so that the sends of the conversations overlap and share their claims and acceptances.
       fake.delayMs = 20;
