@@ -92,10 +92,9 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
   );
   setupOpenApi(app, config);
   // HTTP_KEEP_ALIVE_TIMEOUT: idle keep-alive connections outlive the proxy's (Node closes them after 5 s by default, and
-  // a proxy that reuses one as it closes answers 502). A request's headers may take as long (Node's default is 60 s).
-  const server = app.getHttpServer() as Server;
-  server.keepAliveTimeout = config.keepAliveTimeoutMs;
-  server.headersTimeout = config.keepAliveTimeoutMs + 1000;
+  // a proxy that reuses one as it closes answers 502). Node's 60 s for a request's headers stays: since Node 18 it
+  // counts from a request's first byte, not over an idle connection.
+  (app.getHttpServer() as Server).keepAliveTimeout = config.keepAliveTimeoutMs;
   return app;
 }
 
