@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { Counter, register } from 'prom-client';
 import { AppConfig } from '../config/app-config.js';
 import { RedisService } from '../redis/redis.service.js';
+import { withRedisDeadline } from '../redis/redis-errors.js';
 
 export interface RateLimitResult {
   /** The policy's name, as RateLimit-Policy names it (`credential`, `workflows-write`, `hook`, ...). */
@@ -159,19 +160,18 @@ export class RateLimiter {
    */
   async reserve(policy: string, key: string, limit: number, windowSeconds: number, wanted: number): Promise<Reservation | null> {
     const client = this.client;
-    if (LOST.has(client.status)) return this.reserveFailed(new Error(`Redis connection is ${client.status}`));
-    let timer: NodeJS.Timeout | undefined;
+    if (LOST.has(client.status)) {
+      this.failOpen(new Error(`Redis connection is ${client.status}`));
+      return null;
+    }
     try {
-      const [granted, windowMs] = await Promise.race([
-        (client as unknown as LimiterRedis).rateReserve(this.redis.key('rl', policy, key), limit, windowSeconds * 1000, Math.max(1, Math.floor(wanted))),
-        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${this.config.rateLimits.redisTimeoutMs} ms`)), this.config.rateLimits.redisTimeoutMs))),
-      ]);
+      const reserving = (client as unknown as LimiterRedis).rateReserve(this.redis.key('rl', policy, key), limit, windowSeconds * 1000, Math.max(1, Math.floor(wanted)));
+      const [granted, windowMs] = await withRedisDeadline(reserving, this.config.rateLimits.redisTimeoutMs, 'rate limits');
       this.answered();
       return { granted: Number(granted), windowMs: Math.max(0, Number(windowMs)) };
     } catch (error) {
-      return this.reserveFailed(error);
-    } finally {
-      clearTimeout(timer);
+      this.failOpen(error);
+      return null;
     }
   }
 
@@ -182,10 +182,6 @@ export class RateLimiter {
     }
   }
 
-  private reserveFailed(error: unknown): null {
-    this.failOpen(error);
-    return null;
-  }
 
   /** One limit; see hitMany. Null when Redis could not be asked (served, fail open). */
   async hit(policy: string, key: string, limit: number, windowSeconds: number): Promise<RateLimitResult | null> {
@@ -202,17 +198,11 @@ export class RateLimiter {
     const keys = entries.map((e) => this.redis.key('rl', e.policy, e.key));
     const args: (string | number)[] = [];
     for (const e of entries) args.push(e.limit, e.windowSeconds * 1000, e.count === false ? '0' : '1');
-    let timer: NodeJS.Timeout | undefined;
     let reply: number[];
     try {
-      reply = await Promise.race([
-        this.send([keys.length, ...keys, ...args]),
-        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${this.config.rateLimits.redisTimeoutMs} ms`)), this.config.rateLimits.redisTimeoutMs))),
-      ]);
+      reply = await withRedisDeadline(this.send([keys.length, ...keys, ...args]), this.config.rateLimits.redisTimeoutMs, 'rate limits');
     } catch (error) {
       return this.failOpen(error);
-    } finally {
-      clearTimeout(timer);
     }
     this.answered();
     const now = Date.now();
