@@ -128,12 +128,17 @@ const ACCEPTED = new SqlStatement<NextRow>(
   `
   WITH input AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(message_id uuid, provider_message_id varchar, claim_next boolean)
+  ), accepted AS (
+    -- Each send locked by a probe by key, in the input's order, and its status read as it is now. Checked in the
+    -- update instead, the status let the planner read every queued and sending row of the pending index.
+    SELECT d.message_id, d.status, i.claim_next FROM input i
+     CROSS JOIN LATERAL (SELECT message_id, status FROM message_deliveries WHERE message_id = i.message_id LIMIT 1 FOR UPDATE) d
   ), settled AS (
     UPDATE message_deliveries d SET status = 'sent', sent_at = now(), sending_since = NULL, next_attempt_at = NULL, error_code = NULL, error_title = NULL,
            updated_at = now()
-      FROM input i
-     WHERE d.message_id = ANY (ARRAY[i.message_id]) AND d.status = 'sending'
-    RETURNING d.message_id, d.channel_account_id, d.customer_id, i.claim_next
+      FROM accepted a
+     WHERE d.message_id = ANY (ARRAY[a.message_id]) AND a.status = 'sending'
+    RETURNING d.message_id, d.channel_account_id, d.customer_id, a.claim_next
   ), provider_id AS (
     UPDATE messages m SET provider_message_id = i.provider_message_id
       FROM input i

@@ -142,15 +142,21 @@ export function receiveStatement(bursts: boolean): SqlStatement<ReceiveRow> {
            AND (i.channel_account_id IS NULL OR e.channel_account_id = i.channel_account_id)
          ORDER BY e.started_at DESC LIMIT 1
       ) w ON true
-  ), claimed AS (
+  ), running AS (
     -- The reply is kept for the customer's running execution on the channel, waiting or not yet
-    -- waiting. The update waits for a transition of that execution in flight and re-checks that it
-    -- still runs (an expiry or a finish committed first: the reply is matched against triggers
-    -- instead); and it moves the execution's version, so that a run or an expiry that read the
-    -- execution before this reply does not commit but decides again, seeing it (RunsRepository).
+    -- waiting. The probe locks that execution, by key and in id order, waiting for a transition in
+    -- flight, and reads its status as that transition left it (an expiry or a finish committed
+    -- first: the reply is matched against triggers instead). The status is checked here rather than
+    -- in the update, where it let the planner read the index of every running execution instead of
+    -- the one row.
+    SELECT e.id, e.status FROM (SELECT DISTINCT running_id FROM candidate WHERE running_id IS NOT NULL ORDER BY running_id) c
+     CROSS JOIN LATERAL (SELECT id, status FROM workflow_executions WHERE id = c.running_id LIMIT 1 FOR NO KEY UPDATE) e
+  ), claimed AS (
+    -- It moves the execution's version, so that a run or an expiry that read the execution before
+    -- this reply does not commit but decides again, seeing it (RunsRepository).
     UPDATE workflow_executions e SET updated_at = now()
-      FROM candidate c
-     WHERE e.id = c.running_id AND e.status = 'running'
+      FROM running r
+     WHERE e.id = ANY (ARRAY[r.id]) AND r.status = 'running'
     RETURNING e.id, e.trigger_id, e.trigger_execution_id
   ), routed AS (
     SELECT c.*, k.id AS execution_id, k.trigger_id, k.trigger_execution_id

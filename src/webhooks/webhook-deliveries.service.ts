@@ -62,9 +62,15 @@ export interface AttemptRecord {
  * it is now (null columns when deleted), so a policy change applies to attempts not yet made.
  */
 const LEASE_SQL = new SqlStatement<DeliveryRow & Record<string, unknown>>(`
-  WITH leased AS (
+  WITH probed AS (
+    -- Each delivery locked by a probe by key, in id order, its state read as it is now. Checked in the update
+    -- instead, the state let the planner read the index of every pending delivery (idx_webhook_deliveries_due).
+    SELECT d.id, d.status, d.locked_until FROM (SELECT id FROM unnest($1::uuid[]) AS id ORDER BY id) i
+     CROSS JOIN LATERAL (SELECT id, status, locked_until FROM webhook_deliveries WHERE id = i.id LIMIT 1 FOR NO KEY UPDATE) d
+  ), leased AS (
     UPDATE webhook_deliveries d SET locked_until = now() + $2::int * interval '1 millisecond'
-     WHERE d.id = ANY ($1::uuid[]) AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until < now())
+      FROM probed p
+     WHERE d.id = ANY (ARRAY[p.id]) AND p.status = 'pending' AND (p.locked_until IS NULL OR p.locked_until < now())
     RETURNING d.id, d.organization_id, d.webhook_id, d.event_id, d.event_type, d.event_timestamp, d.data, d.attempts, d.traceparent
   )
   SELECT l.*, w.id AS w_id, w.url AS w_url, w.secret_encrypted AS w_secret_encrypted,
