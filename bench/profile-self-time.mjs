@@ -1,7 +1,9 @@
 // Self time of a V8 .cpuprofile (node --cpu-prof; BENCH_APP_NODE_ARGS of the bench) by function and by package,
 // as shares of the non-idle samples:   node bench/profile-self-time.mjs /tmp/prof/CPU.*.cpuprofile [top=15]
 // FROM_S / TO_S keep only the samples in that window of seconds from the profile's start (leave out start-up);
-// the busy time per second is printed to choose it.
+// the busy time per second is printed to choose it. Busy is every sample not idle in the event loop, including time the
+// thread waited for a CPU (on a saturated machine mostly inside `writev`, after waking a PostgreSQL backend);
+// run-queue-wait.mjs beside the bench tells the two apart.
 import { readFileSync } from 'node:fs';
 const [file, top = 15] = process.argv.slice(2);
 const p = JSON.parse(readFileSync(file, 'utf8'));

@@ -9,6 +9,7 @@
 //   BENCH_APP_NODE_ARGS (extra node flags for the app under test, e.g. --prof)
 //   BENCH_COMPARE_REF (a git ref: its build's `executions` scenario interleaved with this build's;
 //   BENCH_COMPARE_ROUNDS rounds of two, default 2; see lib/compare-ref.mjs)
+//   BENCH_CHANNELS_ROUNDS (with executions and channels selected: that many rounds of the two, ABBA, ratio pooled)
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -59,15 +60,15 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-/** One scenario on one build: its judged rows (printed as they come). */
-async function runScenario(config, shared, scenario, build) {
+/** One scenario on one build: its judged rows (printed as they come); `round` names them when a pair repeats. */
+async function runScenario(config, shared, scenario, build, round = null) {
   const ctx = await BenchContext.create(config, shared, scenario.name, build);
   active.add(ctx);
   const results = [];
   try {
     const rows = await scenario.run(ctx);
     for (const row of rows) {
-      const r = judge(scenario, row);
+      const r = judge(scenario, round === null ? row : { ...row, name: `${row.name} (round ${round})` });
       results.push(r);
       console.log(`  ${r.name}: ${r.requests_per_s} req/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ${r.errors}/${r.non_2xx} err/non-2xx`);
     }
@@ -119,6 +120,46 @@ async function compare(config) {
   console.log(`results: ${file} (and bench/results/latest.json)`);
 }
 
+/**
+ * The order the selected scenarios run in. With BENCH_CHANNELS_ROUNDS > 1 and both executions and channels selected,
+ * the two take turns in its place (executions, channels, channels, executions, ...): each is compared with the other on
+ * the machine of the same minutes, as BENCH_COMPARE_REF does for two builds, since single runs here drift by a third.
+ */
+function runOrder(scenarios, rounds) {
+  const executions = scenarios.find((s) => s.name === 'executions');
+  const channels = scenarios.find((s) => s.name === 'channels');
+  if (rounds <= 1 || !executions || !channels) return scenarios.map((scenario) => ({ scenario, round: null }));
+  const order = [];
+  for (const scenario of scenarios) {
+    if (scenario === channels) continue;
+    if (scenario !== executions) {
+      order.push({ scenario, round: null });
+      continue;
+    }
+    for (let round = 1; round <= rounds; round++) {
+      for (const s of round % 2 === 1 ? [executions, channels] : [channels, executions]) order.push({ scenario: s, round });
+    }
+  }
+  return order;
+}
+
+/** Conversations/s over executions/s of the rounds of one run: each round's, and the means' (the figure to judge). */
+function pooledChannelsRatio(results) {
+  const executions = results.filter((r) => r.scenario === 'executions' && r.machine_cpu_ms_per_execution !== undefined);
+  const channels = results.filter((r) => r.scenario === 'channels' && r.ratio_to_executions !== undefined);
+  if (executions.length < 2 || channels.length < 2) return null;
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const e = executions.map((r) => r.requests_per_s);
+  const c = channels.map((r) => r.requests_per_s);
+  return {
+    executions_per_s: e,
+    conversations_per_s: c,
+    ratio_of_means: Math.round((mean(c) / mean(e)) * 100) / 100,
+    cpu_ms_per_execution: executions.map((r) => r.machine_cpu_ms_per_execution),
+    cpu_ms_per_conversation: channels.map((r) => r.machine_cpu_ms_per_conversation),
+  };
+}
+
 async function main() {
   const config = loadConfig();
   if (config.compareRef) return compare(config);
@@ -131,9 +172,17 @@ async function main() {
       `${config.connections} connections, ${os.cpus().length} CPUs, node ${process.version}${config.tracing ? ' | TRACING ON (BENCH_TRACING=1)' : ''}`,
   );
 
-  for (const scenario of scenarios) {
-    console.log(`\n[${scenario.name}] ${scenario.description}`);
-    results.push(...(await runScenario(config, shared, scenario)));
+  for (const { scenario, round } of runOrder(scenarios, config.channelsRounds)) {
+    console.log(`\n[${scenario.name}${round === null ? '' : `, round ${round}`}] ${scenario.description}`);
+    results.push(...(await runScenario(config, shared, scenario, undefined, round)));
+  }
+  const pooled = pooledChannelsRatio(results);
+  if (pooled) {
+    console.log(
+      `\nconversations/s against executions/s over ${config.channelsRounds} rounds, turn about: ${pooled.conversations_per_s.join(' / ')} against ` +
+        `${pooled.executions_per_s.join(' / ')}; ratio of the means ${pooled.ratio_of_means} (target >= 0.8); machine CPU per conversation ` +
+        `${pooled.cpu_ms_per_conversation.join(' / ')} ms, per execution ${pooled.cpu_ms_per_execution.join(' / ')} ms`,
+    );
   }
 
   const baselines = await Promise.all(shared.baselines.values());
@@ -147,6 +196,7 @@ async function main() {
       workflows_seeded: config.workflows,
       executions_connections: config.executionsConnections,
       executions_idle_account: config.executionsIdleAccount,
+      channels_rounds: config.channelsRounds,
       tracing: config.tracing ? { on: true, sink: (await traceSink()).stats } : { on: false },
       app_env: { NODE_ENV: 'production', APP_ROLE: 'api', LOG_LEVEL: 'warn', RATE_LIMITS_ENABLED: 'false (workflows-read: true, every figure out of reach)' },
     },
@@ -154,6 +204,7 @@ async function main() {
     git: gitRevision(),
     baselines,
     results,
+    ...(pooled ? { channels_against_executions: pooled } : {}),
   };
   console.log(`\n${formatTable(baselines, results)}\n`);
   const file = writeResults(RESULTS_DIR, report);

@@ -8,6 +8,7 @@ const DEFAULTS = {
   BENCH_EXECUTIONS_CONNECTIONS: 10,
   BENCH_ROUNDS: 5,
   BENCH_COMPARE_ROUNDS: 2,
+  BENCH_CHANNELS_ROUNDS: 1,
 };
 
 function intFromEnv(env, name, { min }) {
@@ -49,6 +50,8 @@ export function loadConfig(env = process.env) {
     // A git ref whose build's executions scenario runs alternately with this build's (lib/compare-ref.mjs).
     compareRef: (env.BENCH_COMPARE_REF ?? '').trim() || null,
     compareRounds: intFromEnv(env, 'BENCH_COMPARE_ROUNDS', { min: 1 }),
+    // With executions and channels both selected: rounds of the two, turn about (ABBA), their ratio pooled.
+    channelsRounds: intFromEnv(env, 'BENCH_CHANNELS_ROUNDS', { min: 1 }),
     // Server side of the bench: local PostgreSQL (trust) and Redis. HTTP load only ever goes to 127.0.0.1.
     postgresUrl: (env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, ''),
     redisUrl: env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',

@@ -22,7 +22,7 @@
 // outbound messages, two steps (exactly once), and the workflow's and trigger's counters match
 // the rows exactly. Anything else counts as an error of the row.
 import pg from 'pg';
-import { cpuBetween, machineCpu } from '../lib/cpu.mjs';
+import { cpuBetween, machineCpu, processesCpu, processesCpuBetween } from '../lib/cpu.mjs';
 import { backlog, CHANNEL, createBenchWorkflow, MESSAGE, startApiAndWorker, waitUntil, WORKER_CONCURRENCY } from '../lib/executions-workflow.mjs';
 import { round } from '../lib/load.mjs';
 import { measureOpenLoop } from '../lib/open-loop.mjs';
@@ -142,6 +142,10 @@ export default {
       ];
       let backlogAtStart = 0;
       let cpuAtStart = null;
+      // Beside the machine's CPU, each process's own (as channels splits it): api, worker, this process (the load
+      // generator), the PostgreSQL backends of the scenario's database. Not Redis.
+      const pids = { api: api.process.child.pid, worker: worker.process.child.pid, bench: process.pid };
+      let processesAtStart = null;
       const http = await ctx.measure(
         {
           url: api.url,
@@ -155,10 +159,12 @@ export default {
           beforeMeasured: async () => {
             backlogAtStart = await backlog(db);
             cpuAtStart = machineCpu();
+            processesAtStart = await processesCpu(db, pids);
           },
         },
       );
       const cpu = cpuBetween(cpuAtStart, machineCpu());
+      const byProcess = processesCpuBetween(processesAtStart, await processesCpu(db, pids));
       const backlogAtEnd = await backlog(db);
       const windowS = (http.window.end - http.window.start) / 1000;
       const w = await windowFigures(db, http.window);
@@ -198,7 +204,11 @@ export default {
       const load = `${http.connections} connections`;
       // Everything on the machine (api, worker, PostgreSQL, Redis, the load generator) over the window.
       const cpuMsPerExecution = cpu && w.completed > 0 ? round(cpu.busyMs / w.completed, 2) : null;
-      const cpuNote = cpu ? `; machine CPU ${cpuMsPerExecution} ms per execution (${Math.round(cpu.utilisation * 100)}% busy)` : '';
+      const processMs = Object.fromEntries(Object.entries(byProcess).map(([k, v]) => [k, w.completed > 0 ? round(v / w.completed, 2) : null]));
+      const cpuNote = cpu
+        ? `; machine CPU ${cpuMsPerExecution} ms per execution (${Math.round(cpu.utilisation * 100)}% busy; of it api ${processMs.api}, ` +
+          `worker ${processMs.worker}, PostgreSQL ${processMs.postgres}, bench process (load) ${processMs.bench} ms)`
+        : '';
       console.log(
         `  window ${round(windowS, 1)} s (${load}): accepted ${w.accepted} (${acceptedPerS}/s), completed ${w.completed} (${completedPerS}/s), ` +
           `failed ${w.failed}; backlog ${backlogAtStart} -> ${backlogAtEnd} (${growthPerS >= 0 ? '+' : ''}${growthPerS}/s), drained in ${drainS} s; ` +
@@ -232,6 +242,7 @@ export default {
             exactly_once: { ...check, missing: lost },
             machine_cpu_ms_per_execution: cpuMsPerExecution,
             machine_cpu_utilisation: cpu?.utilisation ?? null,
+            process_cpu_ms_per_execution: processMs,
             idle_channel_account: idleAccount !== null,
           },
           min_per_s: TARGET_EXECUTIONS_PER_S,
