@@ -15,7 +15,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from './lib/config.mjs';
 import { traceSink } from './lib/trace-sink.mjs';
-import { compareOrder, prepareRefBuild, summarise } from './lib/compare-ref.mjs';
+import { COMPARED, compareOrder, prepareRefBuild, summarise } from './lib/compare-ref.mjs';
 import { BenchContext, ROOT } from './lib/context.mjs';
 import { formatTable, judge, writeResults } from './lib/report.mjs';
 import { NAMED_ONLY, SCENARIOS } from './scenarios/index.mjs';
@@ -80,36 +80,40 @@ async function runScenario(config, shared, scenario, build, round = null) {
   return results;
 }
 
-/** BENCH_COMPARE_REF: the executions scenario of `ref`'s build and of this one, alternately. */
+/** BENCH_COMPARE_REF: the executions scenario (or channels, when BENCH_SCENARIOS names it alone) of `ref`'s build and of this one, alternately. */
 async function compare(config) {
-  const scenario = SCENARIOS.find((s) => s.name === 'executions');
+  const name = config.scenarios.length === 0 ? 'executions' : config.scenarios.join(',');
+  const compared = COMPARED[name];
+  if (!compared) throw new Error(`BENCH_COMPARE_REF compares executions or channels (BENCH_SCENARIOS=channels), not ${name}`);
+  const scenario = SCENARIOS.find((s) => s.name === name);
   const startedAt = new Date().toISOString();
   const { build: refBuild, dispose } = prepareRefBuild(config.compareRef);
   const runs = { ref: [], current: [] };
   try {
     console.log(
-      `bench compare: executions, ${refBuild.label} against this build, ${config.compareRounds} rounds of two (ABBA) | ` +
+      `bench compare: ${name}, ${refBuild.label} against this build, ${config.compareRounds} rounds of two (ABBA) | ` +
         `${config.durationS} s measured after ${config.warmupS} s warm-up, ${os.cpus().length} CPUs, node ${process.version}`,
     );
     for (const build of compareOrder(refBuild, config.compareRounds)) {
       const side = build === refBuild ? 'ref' : 'current';
-      console.log(`\n[executions on ${build.label}]`);
+      console.log(`\n[${name} on ${build.label}]`);
       const rows = await runScenario(config, { baselines: new Map() }, scenario, build);
       runs[side].push(rows[0]);
     }
   } finally {
     dispose();
   }
-  const summary = summarise(runs.ref, runs.current);
+  const summary = summarise(runs.ref, runs.current, compared);
   const line = (label, s) =>
-    `  ${label}: ${s.executions_per_s.join(' / ')} executions/s (mean ${s.mean_executions_per_s}), ` +
-    `machine CPU ${s.cpu_ms_per_execution.join(' / ')} ms per execution (mean ${s.mean_cpu_ms_per_execution}), ${s.errors} errors`;
+    `  ${label}: ${s.per_s.join(' / ')} ${compared.units}/s (mean ${s.mean_per_s}), ` +
+    `machine CPU ${s.cpu_ms.join(' / ')} ms per ${compared.unit} (mean ${s.mean_cpu_ms}), ${s.errors} errors`;
   console.log(`\n${line(refBuild.label, summary.ref)}\n${line('this build', summary.current)}`);
-  console.log(`  ratio this/ref: executions/s ${summary.throughput_ratio}x, CPU per execution ${summary.cpu_ratio}x`);
+  console.log(`  ratio this/ref: ${compared.units}/s ${summary.throughput_ratio}x, CPU per ${compared.unit} ${summary.cpu_ratio}x`);
   const file = writeResults(RESULTS_DIR, {
     started_at: startedAt,
     finished_at: new Date().toISOString(),
     mode: 'compare',
+    scenario: name,
     compare_ref: { ref: config.compareRef, commit: refBuild.commit },
     settings: { duration_s: config.durationS, warmup_s: config.warmupS, rounds: config.compareRounds, executions_connections: config.executionsConnections, executions_idle_account: config.executionsIdleAccount },
     machine: { node: process.version, platform: `${os.platform()} ${os.release()}`, cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? null },

@@ -1,12 +1,13 @@
-// BENCH_COMPARE_REF=<git ref>: the `executions` scenario of another commit's build beside this
-// checkout's, run alternately (A/B) in one bench run, so a change to the hot path is judged
+// BENCH_COMPARE_REF=<git ref>: the `executions` scenario (or `channels`, with BENCH_SCENARIOS=channels) of another
+// commit's build beside this checkout's, run alternately (A/B) in one bench run, so a change to the hot path is judged
 // against the commit before it on the same machine in the same minutes.
 //
 // The ref is checked out in a temporary git worktree, given this checkout's node_modules when
 // its package-lock.json is the same (else its own `npm install`), and built with its own
 // `npm run build`. Rounds go ref, current, current, ref, ref, current, ... (ABBA), so a machine
 // that drifts slower or faster over the run penalises neither build. Each round is the whole
-// scenario on a fresh database; the figures are the executions/s row and machine CPU per execution.
+// scenario on a fresh database; the figures are its first row (executions/s, conversations/s) and machine CPU per
+// execution or conversation.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
@@ -64,24 +65,31 @@ export function compareOrder(refBuild, rounds) {
 
 const mean = (xs) => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
 
+/** What a comparison reads from each scenario's first row: its unit, and the measurement's CPU per unit. */
+export const COMPARED = {
+  executions: { unit: 'execution', units: 'executions', cpuKey: 'machine_cpu_ms_per_execution' },
+  channels: { unit: 'conversation', units: 'conversations', cpuKey: 'machine_cpu_ms_per_conversation' },
+};
+
 /**
- * Both builds' runs of the executions/s row (`measurement`s of each round) and the ratios
- * current / ref: throughput (higher is better) and machine CPU per execution (lower is better).
+ * Both builds' runs of the scenario's first row (`measurement`s of each round) and the ratios current / ref:
+ * throughput (higher is better) and machine CPU per unit (lower is better).
  */
-export function summarise(refRuns, currentRuns) {
+export function summarise(refRuns, currentRuns, compared = COMPARED.executions) {
   const side = (runs) => ({
-    executions_per_s: runs.map((m) => m.requests_per_s),
-    cpu_ms_per_execution: runs.map((m) => m.machine_cpu_ms_per_execution),
-    mean_executions_per_s: round(mean(runs.map((m) => m.requests_per_s)), 1),
-    mean_cpu_ms_per_execution: round(mean(runs.map((m) => m.machine_cpu_ms_per_execution).filter((x) => x !== null)), 2),
+    per_s: runs.map((m) => m.requests_per_s),
+    cpu_ms: runs.map((m) => m[compared.cpuKey]),
+    mean_per_s: round(mean(runs.map((m) => m.requests_per_s)), 1),
+    mean_cpu_ms: round(mean(runs.map((m) => m[compared.cpuKey]).filter((x) => x !== null && x !== undefined)), 2),
     errors: runs.reduce((n, m) => n + m.errors, 0),
   });
   const ref = side(refRuns);
   const current = side(currentRuns);
   return {
+    unit: compared.unit,
     ref,
     current,
-    throughput_ratio: ref.mean_executions_per_s > 0 ? round(current.mean_executions_per_s / ref.mean_executions_per_s, 3) : null,
-    cpu_ratio: ref.mean_cpu_ms_per_execution > 0 ? round(current.mean_cpu_ms_per_execution / ref.mean_cpu_ms_per_execution, 3) : null,
+    throughput_ratio: ref.mean_per_s > 0 ? round(current.mean_per_s / ref.mean_per_s, 3) : null,
+    cpu_ratio: ref.mean_cpu_ms > 0 ? round(current.mean_cpu_ms / ref.mean_cpu_ms, 3) : null,
   };
 }
