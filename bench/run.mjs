@@ -106,7 +106,9 @@ async function compare(config) {
   const summary = summarise(runs.ref, runs.current, compared);
   const line = (label, s) =>
     `  ${label}: ${s.per_s.join(' / ')} ${compared.units}/s (mean ${s.mean_per_s}), ` +
-    `machine CPU ${s.cpu_ms.join(' / ')} ms per ${compared.unit} (mean ${s.mean_cpu_ms}), ${s.errors} errors`;
+    `machine CPU ${s.cpu_ms.join(' / ')} ms per ${compared.unit} (mean ${s.mean_cpu_ms}` +
+    (s.mean_process_cpu_ms ? `; of it ${Object.entries(s.mean_process_cpu_ms).map(([k, v]) => `${k} ${v}`).join(', ')}` : '') +
+    `), ${s.errors} errors`;
   console.log(`\n${line(refBuild.label, summary.ref)}\n${line('this build', summary.current)}`);
   console.log(`  ratio this/ref: ${compared.units}/s ${summary.throughput_ratio}x, CPU per ${compared.unit} ${summary.cpu_ratio}x`);
   const file = writeResults(RESULTS_DIR, {

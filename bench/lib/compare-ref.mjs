@@ -65,10 +65,16 @@ export function compareOrder(refBuild, rounds) {
 
 const mean = (xs) => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
 
+function meanByProcess(splits) {
+  if (splits.length === 0) return null;
+  const names = Object.keys(splits[0]).filter((k) => k !== 'total');
+  return Object.fromEntries(names.map((k) => [k, round(mean(splits.map((p) => p[k]).filter((x) => typeof x === 'number')), 2)]));
+}
+
 /** What a comparison reads from each scenario's first row: its unit, and the measurement's CPU per unit. */
 export const COMPARED = {
-  executions: { unit: 'execution', units: 'executions', cpuKey: 'machine_cpu_ms_per_execution' },
-  channels: { unit: 'conversation', units: 'conversations', cpuKey: 'machine_cpu_ms_per_conversation' },
+  executions: { unit: 'execution', units: 'executions', cpuKey: 'machine_cpu_ms_per_execution', processKey: 'process_cpu_ms_per_execution' },
+  channels: { unit: 'conversation', units: 'conversations', cpuKey: 'machine_cpu_ms_per_conversation', processKey: 'process_cpu_ms_per_conversation' },
 };
 
 /**
@@ -81,6 +87,9 @@ export function summarise(refRuns, currentRuns, compared = COMPARED.executions) 
     cpu_ms: runs.map((m) => m[compared.cpuKey]),
     mean_per_s: round(mean(runs.map((m) => m.requests_per_s)), 1),
     mean_cpu_ms: round(mean(runs.map((m) => m[compared.cpuKey]).filter((x) => x !== null && x !== undefined)), 2),
+    // Each process's CPU per unit (api, worker, postgres, bench), averaged over the runs that split it (an older
+    // checkout's scenario may not).
+    mean_process_cpu_ms: meanByProcess(runs.map((m) => m[compared.processKey]).filter(Boolean)),
     errors: runs.reduce((n, m) => n + m.errors, 0),
   });
   const ref = side(refRuns);

@@ -46,12 +46,14 @@ describe('migrations on an empty database', () => {
     expect(partitions.filter((p) => p.reltuples !== -1)).toEqual([]);
   });
 
-  it("plans the named statements of a conversation's path and of the webhook relay to read every table and index by key, as each connection's cached plan does", async () => {
-    // Every module of the service, so that every named statement is registered; those of a conversation's path
-    // and of the webhook relay.
+  it("plans the named statements of a conversation's path and of the webhook relay to read every table by key, and no named statement to read an index whole, as each connection's cached plan does", async () => {
+    // Every module of the service, so that every named statement is registered. Those of a conversation's path and
+    // of the webhook relay read no table whole either (the reads of lists and metrics may scan a table planned as
+    // empty; autovacuum's first analyze plans them again while the table is still small).
     await import('../../src/app.module.js');
-    const named = [...SqlStatement.named()].filter(([name]) => /^(conversations|executions|runs|channels|voice|webhooks)\./.test(name));
-    expect(named.map(([name]) => name)).toEqual(expect.arrayContaining(['conversations.receive', 'executions.start', 'runs.commit', 'channels.claim', 'channels.accepted', 'voice.open-call', 'webhooks.record']));
+    const named = [...SqlStatement.named()];
+    const hot = (name: string) => /^(conversations|executions|runs|channels|voice|webhooks)\./.test(name);
+    expect(named.map(([name]) => name)).toEqual(expect.arrayContaining(['conversations.receive', 'executions.start', 'runs.commit', 'channels.claim', 'channels.accepted', 'voice.open-call', 'webhooks.record', 'metrics.workflow']));
     const scans: string[] = [];
     await db.transaction(async (manager) => {
       // The plan a named statement keeps for the connection's life (generic: made without the values), made
@@ -64,7 +66,7 @@ describe('migrations on an empty database', () => {
         await manager.query(`DEALLOCATE checked`);
         const walk = (n: Record<string, unknown>) => {
           // `webhooks`: the subscriptions, a few per organization, whose health the relay updates when it changes.
-          if (n['Node Type'] === 'Seq Scan' && n['Relation Name'] !== 'webhooks') scans.push(`${name}: ${n['Relation Name'] as string}`);
+          if (hot(name) && n['Node Type'] === 'Seq Scan' && n['Relation Name'] !== 'webhooks') scans.push(`${name}: ${n['Relation Name'] as string}`);
           // An index read without a condition reads it whole: a partial index of every running execution or pending
           // send, say, whose predicate a status test in the statement implied, with the key left as a filter.
           if (/Index/.test(n['Node Type'] as string) && !n['Index Cond']) scans.push(`${name}: all of ${n['Index Name'] as string}`);
