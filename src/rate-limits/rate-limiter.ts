@@ -182,7 +182,6 @@ export class RateLimiter {
     }
   }
 
-
   /** One limit; see hitMany. Null when Redis could not be asked (served, fail open). */
   async hit(policy: string, key: string, limit: number, windowSeconds: number): Promise<RateLimitResult | null> {
     const outcome = await this.hitMany([{ policy, key, limit, windowSeconds }]);
