@@ -44,6 +44,7 @@ import { MessagesPartitioned1771200000001 } from './1771200000001-MessagesPartit
 import { WebhookDeliveriesPartitioned1771200000002 } from './1771200000002-WebhookDeliveriesPartitioned.js';
 import { WorkflowVersionHistory1771300000000 } from './1771300000000-WorkflowVersionHistory.js';
 import { TriggerExecutionsRunning1771400000000 } from './1771400000000-TriggerExecutionsRunning.js';
+import { RollupFoldGenericPlans1771500000000 } from './1771500000000-RollupFoldGenericPlans.js';
 
 /** Every migration, in the order it runs. A new migration is added at the end. */
 export const MIGRATIONS = [
@@ -90,4 +91,5 @@ export const MIGRATIONS = [
   WebhookDeliveriesPartitioned1771200000002,
   WorkflowVersionHistory1771300000000,
   TriggerExecutionsRunning1771400000000,
+  RollupFoldGenericPlans1771500000000,
 ];

@@ -46,6 +46,16 @@ describe('migrations on an empty database', () => {
     expect(partitions.filter((p) => p.reltuples !== -1)).toEqual([]);
   });
 
+  it('keeps the folds on plans made once per connection: a function defined again must say so again', async () => {
+    // CREATE OR REPLACE FUNCTION drops a function's settings; the folds would then plan their statements at each
+    // of a connection's first five runs (a third of a fold's time while a service warms up).
+    const settings: { name: string; config: string[] | null }[] = await db.query(
+      `SELECT proname AS name, proconfig AS config FROM pg_proc WHERE proname IN ('rollups_fold', 'delivery_rollups_fold') ORDER BY proname`,
+    );
+    expect(settings.map((s) => s.name)).toEqual(['delivery_rollups_fold', 'rollups_fold']);
+    for (const { config } of settings) expect(config).toContain('plan_cache_mode=force_generic_plan');
+  });
+
   it("plans the named statements of a conversation's path and of the webhook relay to read every table by key, and no named statement to read an index whole, as each connection's cached plan does", async () => {
     // Every module of the service, so that every named statement is registered. Those of a conversation's path and
     // of the webhook relay read no table whole either (the reads of lists and metrics may scan a table planned as
