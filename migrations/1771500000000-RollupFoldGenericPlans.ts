@@ -4,7 +4,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * The folds plan their statements once per connection. A PL/pgSQL function's statements are cached plans of the
  * connection that runs it, and PostgreSQL plans a cached statement with its parameters' values for its first five
  * executions before it may keep a generic plan. The workers fold five times a second through any connection of
- * their pool (twenty), so a connection ran the fold a few times a minute and planned its dozen statements at each
+ * their pool (twenty), so a connection ran the fold about fifteen times a minute and planned its dozen statements at each
  * of its first five runs: about 12 ms of planning per fold in a service's first half-minute, a third of the fold's
  * time. Nothing in those statements depends on a value the planner could use (a batch size, arrays of keys; every
  * rollup is reached by its key), so each now keeps its generic plan from its first run.
