@@ -178,6 +178,11 @@ export default {
       const account = await createWhatsAppAccount(ctx, api.url, { name: 'bench channels', credentials });
       await db.connect();
       connected = true;
+      if (process.env.BENCH_EXPERIMENT_SQL) {
+        // A what-if (bench/README.md), as in `executions`: run on the migrated database before any load.
+        console.log(`  EXPERIMENT: ${process.env.BENCH_EXPERIMENT_SQL}`);
+        await db.query(process.env.BENCH_EXPERIMENT_SQL);
+      }
       console.log(
         `  one WhatsApp account; WHATSAPP_API_URL = the bench's fake Graph API; CHANNEL_SEND_RATE=${SEND_RATE} per account ` +
           `(the service's send limit set out of reach: it is not what is measured); CHANNEL_SEND_CONCURRENCY default`,
